@@ -1,0 +1,196 @@
+"""The versioned contract between the web app and the GPU execution service.
+
+A `Job` goes from the web to a worker, `Event`s stream back on the submission's
+channel-layer group while it runs, and one `Result` document closes it. Both
+sides validate these models; the web side stores the result JSON as it is.
+Nothing here imports Django.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+PROTOCOL_VERSION = 1
+MAX_SOURCE_BYTES = 64 * 1024
+
+Language = Literal["numba", "cuda"]
+Backend = Literal["sim", "cuda"]
+Verdict = Literal[
+    "accepted",
+    "wrong_answer",
+    "compile_error",
+    "runtime_error",
+    "timeout",
+    "rejected",
+    "not_run",
+    "error",  # infrastructure failure (worker lost, crash outside the learner's code)
+]
+EventType = Literal[
+    "queued",
+    "started",
+    "compiled",
+    "compile_error",
+    "occupancy",
+    "check",
+    "timing",
+    "metrics",
+    "figure",
+    "log",
+    "done",
+    "error",
+]
+LANGUAGES: tuple[str, ...] = ("numba", "cuda")
+SOURCE_SUFFIX = {"numba": ".py", "cuda": ".cu"}
+
+
+class Model(BaseModel):
+    """Base for the contract: unknown fields are kept, so old readers survive new writers."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class ArgSpec(Model):
+    """One kernel argument: an input array, an output array or a scalar."""
+
+    name: str
+    role: Literal["in", "out", "scalar"]
+    dtype: Literal["float32", "float64", "int32", "int64", "uint32"] = "float32"
+    shape: list[str] = Field(default_factory=list)  # formulas of the sizes
+    init: Literal["uniform", "normal", "randint", "arange"] = "uniform"
+    value: str | None = None  # formula of the sizes, for scalars
+    languages: list[Language] | None = None  # None: passed in every language
+
+
+class LaunchSpec(Model):
+    """Grid and block as formulas of the sizes; 1 to 3 dimensions."""
+
+    block: list[str]
+    grid: list[str]
+    dynamic_shared_bytes: str = "0"
+
+
+class Tolerance(Model):
+    rtol: float = 1e-5
+    atol: float = 1e-6
+
+
+class WorkSpec(Model):
+    """The compulsory traffic and arithmetic of one launch, as formulas of the sizes."""
+
+    bytes: str
+    flops: str = "0"
+
+
+class Harness(Model):
+    """How to make inputs, launch, check and value the work of one exercise."""
+
+    sizes: dict[Backend, list[dict[str, int]]]
+    args: list[ArgSpec]
+    launch: LaunchSpec
+    expected: dict[str, str]  # output name -> NumPy expression over the inputs
+    tolerance: Tolerance = Field(default_factory=Tolerance)
+    work: WorkSpec
+    seed: int = 1234
+
+    def args_for(self, language: str) -> list[ArgSpec]:
+        return [a for a in self.args if a.languages is None or language in a.languages]
+
+    def outputs(self) -> list[ArgSpec]:
+        return [a for a in self.args if a.role == "out"]
+
+
+class Limits(Model):
+    wall_seconds: float = 30.0
+    cpu_seconds: int = 60
+    memory_mb: int = 4096
+    processes: int = 64
+    output_bytes: int = 1024 * 1024
+    file_bytes: int = 64 * 1024 * 1024
+
+
+class ExerciseRef(Model):
+    slug: str
+    language: Language
+    entry: str
+    harness: Harness
+    limits: Limits = Field(default_factory=Limits)
+    version: int = 1
+
+
+class Job(Model):
+    """What the web sends to a worker: plain JSON, no secrets."""
+
+    version: Literal[1] = PROTOCOL_VERSION
+    submission_id: int
+    exercise: ExerciseRef
+    source: str = Field(max_length=MAX_SOURCE_BYTES)
+    launch: LaunchSpec | None = None  # learner's override of the exercise's launch
+    requested_by: str = ""
+    backend: Backend | None = None  # None: the worker's own
+
+
+class Event(Model):
+    """One step of a run, streamed to `submission.<id>`; extra fields carry the facts."""
+
+    type: EventType
+    seq: int = 0
+    at: float = Field(default_factory=time.time)
+
+
+class Diagnostic(Model):
+    line: int | None = None  # 1-based, in the learner's own file
+    column: int | None = None
+    severity: Literal["error", "warning"] = "error"
+    message: str
+
+
+class CompileInfo(Model):
+    tool: str = ""
+    registers: int | None = None
+    shared_bytes: int | None = None
+    spill_bytes: int | None = None
+    local_bytes: int | None = None
+    max_threads_per_block: int | None = None
+    arch: str | None = None
+    diagnostics: list[Diagnostic] = Field(default_factory=list)
+    ptx_excerpt: str | None = None
+
+
+class Mismatch(Model):
+    index: int | list[int]
+    expected: float
+    got: float
+
+
+class CheckInfo(Model):
+    passed: bool
+    output: str = ""
+    sizes: dict[str, int] = Field(default_factory=dict)
+    mismatches: list[Mismatch] = Field(default_factory=list)
+    mismatch_count: int = 0
+    max_abs_error: float | None = None
+
+
+class Result(Model):
+    """The one document a run ends with; figures re-render from it."""
+
+    version: Literal[1] = PROTOCOL_VERSION
+    submission_id: int
+    verdict: Verdict
+    backend: Backend
+    device: str
+    message: str = ""
+    compile: CompileInfo | None = None
+    checks: list[CheckInfo] = Field(default_factory=list)
+    check: CheckInfo | None = None  # the first failing check, or the last passing one
+    timing: dict[str, Any] | None = None
+    metrics: dict[str, Any] | None = None
+    occupancy: dict[str, Any] | None = None
+    figures: list[dict[str, Any]] = Field(default_factory=list)
+    sandbox: dict[str, Any] = Field(default_factory=dict)
+    output: str = ""  # what the learner's code printed, capped
+    output_truncated: bool = False
+    elapsed_seconds: float | None = None
