@@ -1,0 +1,127 @@
+"""The Celery service: consume one slice's queue, run each job in the engine, report to the web queue.
+
+Events go to the web side as `labs.record_event` tasks on the `web` queue, where
+they are stored and broadcast on the submission's channel-layer group; the
+final event travels with the result (`labs.record_result`) so that a viewer who
+is told `done` can already read the stored result. Nothing here imports Django.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from celery import Celery
+from celery.exceptions import SoftTimeLimitExceeded
+from pydantic import ValidationError
+
+from gpu_worker.protocol import Event, Job, Result
+from gpu_worker.settings import WorkerSettings
+
+log = logging.getLogger(__name__)
+settings = WorkerSettings()
+
+app = Celery("gpu_worker", broker=settings.broker_url)
+app.conf.update(
+    task_serializer="json",
+    accept_content=["json"],
+    task_ignore_result=True,
+    task_acks_late=True,
+    task_reject_on_worker_lost=True,
+    worker_prefetch_multiplier=1,
+    worker_concurrency=1,
+    task_soft_time_limit=settings.soft_time_limit,
+    task_time_limit=settings.hard_time_limit,
+    broker_transport_options={"visibility_timeout": settings.visibility_timeout},
+    broker_connection_retry_on_startup=True,
+    worker_hijack_root_logger=False,
+)
+
+
+def _report(name: str, *args: Any) -> None:
+    app.send_task(name, args=list(args), queue=settings.results_queue)
+
+
+class _Reporter:
+    """Sends events as they come; keeps the final one back to travel with the result."""
+
+    def __init__(self, submission_id: int, seq_offset: int = 0):
+        self.submission_id = submission_id
+        self.seq_offset = seq_offset  # a rerun's events must not collide with the lost run's
+        self.final: dict | None = None
+        self.last_seq = 1
+
+    def __call__(self, event: Event) -> None:
+        payload = event.model_dump(mode="json")
+        payload["seq"] += self.seq_offset
+        self.last_seq = max(self.last_seq, payload["seq"])
+        if payload["type"] in ("done", "error"):
+            self.final = payload
+        else:
+            _report("labs.record_event", self.submission_id, payload)
+
+    def finish(self, result: Result) -> None:
+        final = self.final or Event(
+            type="error" if result.verdict == "error" else "done",
+            seq=self.last_seq + 1,
+            verdict=result.verdict,
+            message=result.message,
+        ).model_dump(mode="json")
+        _report("labs.record_result", self.submission_id, result.model_dump(mode="json"), final)
+
+
+@app.task(name="gpu_worker.run_job", bind=True)
+def run_job(self: Any, payload: dict) -> str:
+    """Run one learner job; the verdict is returned, the facts go to the web queue."""
+    from gpu_worker.engine import run_job as run_in_engine
+
+    submission_id = int(payload.get("submission_id", 0))
+    try:
+        job = Job.model_validate(payload)
+    except ValidationError as exc:
+        result = Result(
+            submission_id=submission_id,
+            verdict="rejected",
+            backend=settings.backend,
+            device="none",
+            message=f"The job did not match the contract: {exc.error_count()} problem(s): {exc.errors()[0]['msg']}",
+        )
+        _Reporter(submission_id).finish(result)
+        return result.verdict
+    redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
+    reporter = _Reporter(job.submission_id, seq_offset=1000 if redelivered else 0)
+    if redelivered:
+        reporter(Event(type="log", seq=1, message="A worker was lost during this run; it is being run again."))
+    started = time.monotonic()
+    try:
+        result = run_in_engine(job, reporter, backend=job.backend or settings.backend)
+    except SoftTimeLimitExceeded:
+        result = Result(
+            submission_id=job.submission_id,
+            verdict="error",
+            backend=settings.backend,
+            device="unknown",
+            message=f"The worker gave up on this run after {settings.soft_time_limit} s.",
+        )
+    except Exception as exc:  # an engine bug must still end the run, never leave it running
+        log.exception("engine failed on submission %s", job.submission_id)
+        result = Result(
+            submission_id=job.submission_id,
+            verdict="error",
+            backend=settings.backend,
+            device="unknown",
+            message=f"The worker failed outside your code ({type(exc).__name__}); it has been logged.",
+        )
+    result.elapsed_seconds = result.elapsed_seconds or round(time.monotonic() - started, 3)
+    reporter.finish(result)
+    return result.verdict
+
+
+def serve(pool: str | None = None, loglevel: str = "INFO") -> None:
+    """Start a worker for this slice's queue: concurrency 1, prefetch 1, late acknowledgement."""
+    queue = settings.queue if pool is None else ("sim" if pool == "sim" else f"gpu.{pool}")
+    app.worker_main(
+        ["worker", "-Q", queue, "--concurrency", "1", "--prefetch-multiplier", "1", "-n", f"{queue}@%h",
+         "--loglevel", loglevel, "--without-gossip", "--without-mingle"]
+    )

@@ -1,0 +1,31 @@
+"""The worker's settings, from its environment (pydantic-settings); it holds no secret but the broker address."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class WorkerSettings(BaseSettings):
+    """One worker serves one slice: a pool name, the backend it runs and the queue it consumes."""
+
+    model_config = SettingsConfigDict(env_prefix="WARPLAB_", extra="ignore")
+
+    broker_url: str = Field(
+        default="redis://127.0.0.1:6379/0",
+        validation_alias=AliasChoices("WARPLAB_BROKER_URL", "CELERY_BROKER_URL", "REDIS_URL"),
+    )
+    backend: Literal["sim", "cuda"] = "sim"
+    pool: str = "sim"  # "sim", or a GPU pool such as "h200.full" or "h200.mps30"
+    results_queue: str = "web"
+    # Celery's limits sit above the sandbox's own wall-clock limit and below the broker's
+    # visibility timeout, so a lost worker's job is redelivered rather than run twice at once.
+    soft_time_limit: int = 240
+    hard_time_limit: int = 300
+    visibility_timeout: int = 900
+
+    @property
+    def queue(self) -> str:
+        return "sim" if self.pool == "sim" else f"gpu.{self.pool}"

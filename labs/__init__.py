@@ -1,0 +1,1 @@
+"""The learning domain: modules, exercises, submissions, their pages, API, stream and tasks."""

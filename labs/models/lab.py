@@ -1,0 +1,51 @@
+"""What there is to learn: the six modules and the exercises loaded from lab folders."""
+
+from django.db import models
+
+
+class Module(models.Model):
+    """One of the six modules of the course, in order."""
+
+    number = models.PositiveSmallIntegerField(unique=True)
+    slug = models.SlugField(unique=True)
+    title = models.CharField(max_length=200)
+    summary = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["number"]
+
+    def __str__(self) -> str:
+        return f"{self.number}. {self.title}"
+
+
+class Exercise(models.Model):
+    """An exercise as loaded by `sync_labs` from `labs/content/<module>/<slug>/`.
+
+    The folder is the source of truth for the harness and the files; instructors
+    may edit the metadata here (title, order, pool, whether it is published).
+    """
+
+    uuid = models.UUIDField(unique=True)
+    slug = models.SlugField(unique=True)
+    module = models.ForeignKey(Module, on_delete=models.PROTECT, related_name="exercises")
+    title = models.CharField(max_length=200)
+    summary = models.TextField(blank=True)
+    order = models.IntegerField(default=0)
+    version = models.PositiveIntegerField(default=1)
+    languages = models.JSONField(default=list)
+    entry = models.CharField(max_length=100)
+    statement = models.TextField(help_text="Markdown, from README.md")
+    statement_html = models.TextField(editable=False, help_text="Sanitised HTML rendered from the statement")
+    starters = models.JSONField(default=dict)
+    harness = models.JSONField(default=dict)
+    limits = models.JSONField(default=dict)
+    pool = models.CharField(max_length=100, blank=True, help_text="Queue this exercise needs; blank: the default")
+    folder = models.CharField(max_length=500)
+    published = models.BooleanField(default=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["module__number", "order", "slug"]
+
+    def __str__(self) -> str:
+        return self.title

@@ -1,0 +1,72 @@
+"""A learner's run: the submission, its streamed events and its result document."""
+
+from django.conf import settings
+from django.db import models
+
+
+class Language(models.TextChoices):
+    NUMBA = "numba", "CUDA Python (Numba)"
+    CUDA = "cuda", "CUDA C++"
+
+
+class Status(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    ERROR = "error", "Error"
+
+
+class Verdict(models.TextChoices):
+    ACCEPTED = "accepted", "Accepted"
+    WRONG_ANSWER = "wrong_answer", "Wrong answer"
+    COMPILE_ERROR = "compile_error", "Compile error"
+    RUNTIME_ERROR = "runtime_error", "Runtime error"
+    TIMEOUT = "timeout", "Time limit exceeded"
+    REJECTED = "rejected", "Rejected"
+    NOT_RUN = "not_run", "Compiled, not run"
+    ERROR = "error", "Infrastructure error"
+
+
+class Submission(models.Model):
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions")
+    exercise = models.ForeignKey("labs.Exercise", on_delete=models.PROTECT, related_name="submissions")
+    language = models.CharField(max_length=10, choices=Language.choices)
+    source = models.TextField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    verdict = models.CharField(max_length=20, choices=Verdict.choices, blank=True)
+    queue = models.CharField(max_length=100)
+    result = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    last_event_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["owner", "exercise", "-created_at"]), models.Index(fields=["status"])]
+        permissions = [("view_all_submissions", "Can read every learner's submissions")]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.exercise_id} by {self.owner_id}"
+
+    @property
+    def group_name(self) -> str:
+        """The channel-layer group its events are sent to."""
+        return f"submission.{self.pk}"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (Status.DONE, Status.ERROR)
+
+
+class SubmissionEvent(models.Model):
+    """One streamed event, kept so a late or reconnecting viewer misses nothing."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="events")
+    seq = models.PositiveIntegerField()
+    type = models.CharField(max_length=30)
+    payload = models.JSONField()
+
+    class Meta:
+        ordering = ["seq"]
+        constraints = [models.UniqueConstraint(fields=["submission", "seq"], name="one_event_per_seq")]

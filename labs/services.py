@@ -1,0 +1,292 @@
+"""Every state change of the labs domain; views, admin, consumers and tasks call these.
+
+Runs flow through here: `submit_run` saves a submission and sends its job to a
+worker queue, `record_event` stores and broadcasts each streamed event,
+`record_result` stores the result document, and `fail_lost_runs` reports runs
+whose worker went silent. `sync_labs` loads lab folders; `ensure_demo_users`
+creates the demo personas.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.contrib.auth.models import Group, Permission, User
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from gpu_worker.labspec import load_all
+from gpu_worker.protocol import LANGUAGES, MAX_SOURCE_BYTES, Event, ExerciseRef, Job, Result
+from labs.markdown import render_markdown
+from labs.models import Exercise, Module, Submission, SubmissionEvent
+from labs.models.run import Status, Verdict
+
+log = logging.getLogger(__name__)
+
+STUDENTS, INSTRUCTORS, ADMINS = "students", "instructors", "admins"
+FINAL_EVENTS = ("done", "error")
+RUN_TASK = "gpu_worker.run_job"
+
+
+class SubmissionRejected(ValueError):
+    """Bad input from a learner: a plain message and an HTTP status; nothing is saved."""
+
+    def __init__(self, message: str, status: int = 400):
+        super().__init__(message)
+        self.message, self.status = message, status
+
+
+# --- lab content ---------------------------------------------------------------------------------
+
+
+@dataclass
+class SyncReport:
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+
+
+@transaction.atomic
+def sync_labs(content_dir: Path | None = None) -> SyncReport:
+    """Load every lab folder into the database, matched by uuid; running it twice changes nothing."""
+    modules, labs = load_all(content_dir or settings.WARPLAB_CONTENT_DIR)
+    report = SyncReport()
+    by_slug = {}
+    for spec in modules:
+        module, _ = Module.objects.update_or_create(
+            slug=spec.slug, defaults={"number": spec.number, "title": spec.title, "summary": spec.summary}
+        )
+        by_slug[spec.slug] = module
+    for lab in labs:
+        spec = lab.spec
+        values = {
+            "slug": spec.slug,
+            "module": by_slug[lab.module.slug],
+            "title": spec.title,
+            "summary": spec.summary,
+            "order": spec.order,
+            "version": spec.version,
+            "languages": list(spec.languages),
+            "entry": spec.entry,
+            "statement": lab.statement,
+            "statement_html": render_markdown(lab.statement),
+            "starters": lab.starters,
+            "harness": spec.harness().model_dump(mode="json"),
+            "limits": spec.limits.model_dump(mode="json"),
+            "pool": spec.pool or "",
+            "folder": str(lab.folder),
+        }
+        exercise = Exercise.objects.filter(uuid=spec.uuid).first()
+        if exercise is None:
+            Exercise.objects.create(uuid=spec.uuid, **values)
+            report.created.append(spec.slug)
+            continue
+        changed = {k: v for k, v in values.items() if getattr(exercise, k) != v}
+        if changed:
+            for key, value in changed.items():
+                setattr(exercise, key, value)
+            exercise.save()
+            report.updated.append(spec.slug)
+        else:
+            report.unchanged.append(spec.slug)
+    return report
+
+
+# --- people --------------------------------------------------------------------------------------
+
+
+def ensure_roles() -> dict[str, Group]:
+    """The three groups, with the instructors' and admins' permissions."""
+    groups = {name: Group.objects.get_or_create(name=name)[0] for name in (STUDENTS, INSTRUCTORS, ADMINS)}
+    view_all = Permission.objects.get(codename="view_all_submissions")
+    groups[INSTRUCTORS].permissions.add(view_all)
+    groups[ADMINS].permissions.add(view_all)
+    return groups
+
+
+def ensure_demo_users(password: str) -> list[User]:
+    """Demo personas `student`, `instructor` and `admin`, all with `password`."""
+    groups = ensure_roles()
+    users = []
+    for username, group in (("student", STUDENTS), ("instructor", INSTRUCTORS), ("admin", ADMINS)):
+        user, _ = User.objects.get_or_create(username=username)
+        user.is_staff = username in ("instructor", "admin")
+        user.is_superuser = username == "admin"
+        user.set_password(password)
+        user.save()
+        user.groups.add(groups[group])
+        users.append(user)
+    return users
+
+
+def can_view(user: Any, submission: Submission) -> bool:
+    """Only the owner, instructors and admins may read a submission or join its stream."""
+    if not getattr(user, "is_authenticated", False):
+        return False
+    return submission.owner_id == user.pk or user.has_perm("labs.view_all_submissions")
+
+
+# --- runs ----------------------------------------------------------------------------------------
+
+
+def _queue_for(exercise: Exercise) -> str:
+    return exercise.pool or settings.WARPLAB_DEFAULT_QUEUE
+
+
+def _validate_submission(user: User, exercise_slug: Any, language: Any, source: Any) -> Exercise:
+    if not isinstance(exercise_slug, str) or not exercise_slug:
+        raise SubmissionRejected("Say which exercise this is for ('exercise').")
+    exercise = Exercise.objects.filter(slug=exercise_slug, published=True).first()
+    if exercise is None:
+        raise SubmissionRejected(f"There is no exercise called '{exercise_slug}'.", status=404)
+    if language not in LANGUAGES:
+        raise SubmissionRejected(f"Language must be one of {', '.join(LANGUAGES)}; got {language!r}.")
+    if language not in exercise.languages:
+        raise SubmissionRejected(f"'{exercise.title}' is not offered in {language}.")
+    if not isinstance(source, str) or not source.strip():
+        raise SubmissionRejected("The source is empty.")
+    if len(source.encode()) > MAX_SOURCE_BYTES:
+        raise SubmissionRejected(f"The source is over the {MAX_SOURCE_BYTES // 1024} KiB limit.", status=413)
+    recent = Submission.objects.filter(owner=user, created_at__gte=timezone.now() - timedelta(minutes=1)).count()
+    if recent >= settings.WARPLAB_RUNS_PER_MINUTE:
+        raise SubmissionRejected("Too many runs in the last minute; wait a little and try again.", status=429)
+    return exercise
+
+
+def build_job(submission: Submission) -> Job:
+    exercise = submission.exercise
+    return Job(
+        submission_id=submission.pk,
+        exercise=ExerciseRef(
+            slug=exercise.slug,
+            language=submission.language,
+            entry=exercise.entry,
+            harness=exercise.harness,
+            limits=exercise.limits,
+            version=exercise.version,
+        ),
+        source=submission.source,
+        requested_by=submission.owner.get_username(),
+    )
+
+
+def submit_run(user: User, exercise_slug: Any, language: Any, source: Any) -> Submission:
+    """Save a learner's run and queue its job; a rejected one saves nothing."""
+    from labsite.celery import app
+
+    exercise = _validate_submission(user, exercise_slug, language, source)
+    with transaction.atomic():
+        submission = Submission.objects.create(
+            owner=user, exercise=exercise, language=language, source=source, queue=_queue_for(exercise)
+        )
+        job = build_job(submission)
+        _store_event(submission, Event(type="queued", seq=1, queue=submission.queue).model_dump(mode="json"))
+        transaction.on_commit(
+            lambda: app.send_task(RUN_TASK, args=[job.model_dump(mode="json")], queue=submission.queue)
+        )
+    _broadcast(submission, submission.events.get(seq=1).payload)
+    return submission
+
+
+def _store_event(submission: Submission, payload: dict) -> bool:
+    """Keep one event; False if that seq was already stored (a redelivered task)."""
+    try:
+        with transaction.atomic():
+            SubmissionEvent.objects.create(
+                submission=submission, seq=payload["seq"], type=payload["type"], payload=payload
+            )
+    except IntegrityError:
+        return False
+    return True
+
+
+def _broadcast(submission: Submission, payload: dict) -> None:
+    layer = get_channel_layer()
+    if layer is not None:
+        async_to_sync(layer.group_send)(submission.group_name, {"type": "submission.event", "event": payload})
+
+
+def record_event(submission_id: int, payload: dict) -> None:
+    """Store and broadcast one event from a worker."""
+    event = Event.model_validate(payload).model_dump(mode="json")
+    submission = Submission.objects.filter(pk=submission_id).first()
+    if submission is None:
+        log.warning("event for unknown submission %s dropped", submission_id)
+        return
+    now = timezone.now()
+    updates: dict[str, Any] = {"last_event_at": now}
+    if event["type"] == "started" and not submission.finished:
+        updates |= {"status": Status.RUNNING, "started_at": now}
+    Submission.objects.filter(pk=submission.pk).update(**updates)
+    if _store_event(submission, event):
+        _broadcast(submission, event)
+
+
+def record_result(submission_id: int, payload: dict, final_event: dict | None = None) -> None:
+    """Store a run's result document, then its final event, so a viewer told `done` can read it."""
+    result = Result.model_validate(payload)
+    submission = Submission.objects.filter(pk=submission_id).first()
+    if submission is None:
+        log.warning("result for unknown submission %s dropped", submission_id)
+        return
+    infrastructure = result.verdict == Verdict.ERROR
+    submission.result = result.model_dump(mode="json")
+    submission.verdict = result.verdict
+    submission.status = Status.ERROR if infrastructure else Status.DONE
+    submission.finished_at = submission.last_event_at = timezone.now()
+    submission.save(update_fields=["result", "verdict", "status", "finished_at", "last_event_at"])
+    if final_event is None:
+        final_event = {"type": "error" if infrastructure else "done", "verdict": result.verdict}
+        final_event["seq"] = (submission.events.order_by("-seq").values_list("seq", flat=True).first() or 0) + 1
+        final_event["message"] = result.message
+    record_event(submission_id, final_event)
+
+
+def fail_lost_runs() -> list[int]:
+    """Report runs whose worker went silent past their limit: never leave one stuck as running."""
+    now = timezone.now()
+    lost = []
+    for submission in Submission.objects.filter(status__in=[Status.QUEUED, Status.RUNNING]):
+        if submission.status == Status.QUEUED:
+            continue  # waiting in a queue is not lost; the queue keeps it
+        limit = float((submission.exercise.limits or {}).get("wall_seconds", 30))
+        silent_since = submission.last_event_at or submission.created_at
+        if now - silent_since > timedelta(seconds=limit + settings.WARPLAB_LOST_AFTER_SECONDS):
+            lost.append(submission.pk)
+            message = "The worker running this submission stopped answering (worker lost). Please submit again."
+            record_result(
+                submission.pk,
+                Result(
+                    submission_id=submission.pk, verdict="error", backend="sim", device="unknown", message=message
+                ).model_dump(mode="json"),
+            )
+    return lost
+
+
+def submission_state(submission: Submission, with_events: bool = True) -> dict:
+    """The JSON view of a submission, for the API and the stream's first message."""
+    state = {
+        "id": submission.pk,
+        "exercise": submission.exercise.slug,
+        "language": submission.language,
+        "status": submission.status,
+        "verdict": submission.verdict or None,
+        "queue": submission.queue,
+        "created_at": submission.created_at.isoformat(),
+        "finished_at": submission.finished_at.isoformat() if submission.finished_at else None,
+        "url": f"/api/submissions/{submission.pk}",
+        "ws_url": f"/ws/submissions/{submission.pk}/",
+    }
+    if with_events:
+        state["source"] = submission.source
+        state["result"] = submission.result
+        state["events"] = [e.payload for e in submission.events.all()]
+    return state
+

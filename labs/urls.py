@@ -1,0 +1,13 @@
+"""The labs app's pages and JSON API."""
+
+from django.urls import path
+
+from labs.views import api, pages
+
+app_name = "labs"
+urlpatterns = [
+    path("", pages.module_list, name="module_list"),
+    path("exercises/<slug:slug>/", pages.exercise_detail, name="exercise"),
+    path("api/submissions", api.submissions, name="api_submissions"),
+    path("api/submissions/<int:submission_id>", api.submission_detail, name="api_submission"),
+]

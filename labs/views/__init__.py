@@ -1,0 +1,1 @@
+"""Views: HTML pages and the JSON API; both call `labs.services` for any change."""

@@ -1,0 +1,10 @@
+"""URL routing: accounts, admin, and the labs app's pages and API."""
+
+from django.contrib import admin
+from django.urls import include, path
+
+urlpatterns = [
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("admin/", admin.site.urls),
+    path("", include("labs.urls")),
+]
