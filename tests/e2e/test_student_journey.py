@@ -1,0 +1,51 @@
+"""The student's main journey in a real browser: log in, fix the starter, watch the verdict stream in."""
+
+import pytest
+
+from gpu_worker.labspec import find_lab
+from tests.e2e.browser import BrowserTestCase
+
+CASES = {case.name: case for case in find_lab("vector-add").cases}
+
+
+@pytest.mark.e2e
+@pytest.mark.integration
+class StudentJourneyTests(BrowserTestCase):
+    def test_alice_fixes_the_starter_and_watches_accepted_stream_in(self):
+        page = self.log_in()
+        page.click("text=Vector add")
+        page.wait_for_selector(".cm-content")
+        assert "TODO" in page.inner_text(".cm-content")
+        self.replace_source(CASES["correct-numba"].source)
+        page.click("#submit")
+        page.wait_for_selector("#verdict[data-verdict]", timeout=60_000)
+        assert page.get_attribute("#verdict", "data-verdict") == "accepted"
+        types = page.eval_on_selector_all("#events li", "els => els.map(e => e.dataset.type)")
+        assert types[0] == "queued" and "started" in types and "check" in types and types[-1] == "done"
+        page.wait_for_selector("#history li")
+        assert "accepted" in page.inner_text("#history")
+        assert self.console_errors == []
+
+    def test_a_syntax_error_is_marked_on_the_right_line(self):
+        page = self.log_in()
+        page.goto(f"{self.live_server_url}/exercises/vector-add/")
+        page.wait_for_selector(".cm-content")
+        self.replace_source(CASES["syntax-error-numba"].source)
+        page.click("#submit")
+        page.wait_for_selector("#verdict[data-verdict]", timeout=60_000)
+        assert page.get_attribute("#verdict", "data-verdict") == "compile_error"
+        assert page.get_attribute("#diagnostics li", "data-line") == "7"
+        page.wait_for_selector(".cm-error-line")
+        assert page.inner_text(".cm-error-line").strip() == "if i < c.size"
+
+    def test_a_cuda_attempt_shows_its_registers(self):
+        page = self.log_in()
+        page.goto(f"{self.live_server_url}/exercises/vector-add/")
+        page.select_option("#language", "cuda")
+        page.wait_for_function("document.querySelector('.cm-content').innerText.includes('__global__')")
+        self.replace_source(CASES["correct-cuda"].source)
+        page.click("#submit")
+        page.wait_for_selector("#verdict[data-verdict]", timeout=60_000)
+        assert page.get_attribute("#verdict", "data-verdict") == "not_run"
+        registers = page.get_attribute("#compile-info [data-registers]", "data-registers")
+        assert registers is not None and int(registers) > 0

@@ -1,0 +1,82 @@
+"""Real service processes for integration and browser tests: Celery workers on the test database."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import redis
+from django.conf import settings
+
+ROOT = Path(__file__).resolve().parent.parent
+LOGS = ROOT / ".run"
+
+
+def database_url(settings_dict: dict) -> str:
+    """A DATABASE_URL naming the test database this process is using."""
+    engine, name = settings_dict["ENGINE"], settings_dict["NAME"]
+    if engine.endswith("sqlite3"):
+        return f"sqlite:///{name}"
+    user, host, port = settings_dict.get("USER") or "", settings_dict.get("HOST") or "", settings_dict.get("PORT") or ""
+    password = f":{settings_dict['PASSWORD']}" if settings_dict.get("PASSWORD") else ""
+    return f"postgres://{user}{password}@{host}{':' + str(port) if port else ''}/{name}"
+
+
+def purge_queues(*queues: str) -> None:
+    """Drop jobs left in the test broker by earlier tests, so no stale job lands on a reused id."""
+    redis.from_url(settings.CELERY_BROKER_URL).delete(*queues, "unacked", "unacked_index")
+
+
+class Service:
+    """One child process with its log in .run/; stopped with its whole process group."""
+
+    def __init__(self, name: str, argv: list[str], env: dict[str, str], ready_text: str = "ready."):
+        self.name, self.log_path = name, LOGS / f"test-{name}.log"
+        self.log = self.log_path.open("w")
+        self.process = subprocess.Popen(
+            argv, cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        self._wait_for(ready_text)
+
+    def _wait_for(self, text: str, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if text in self.log_path.read_text():
+                return
+            if self.process.poll() is not None:
+                break
+            time.sleep(0.2)
+        raise RuntimeError(f"{self.name} did not start:\n{self.log_path.read_text()[-3000:]}")
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, sig)
+            self.process.wait(timeout=30)
+        self.log.close()
+
+    def stop(self) -> None:
+        self.kill(signal.SIGTERM)
+
+
+def base_env(db_url: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    env.update(DATABASE_URL=db_url, DJANGO_SETTINGS_MODULE="labsite.settings", PYTHONUNBUFFERED="1")
+    return env
+
+
+def start_web_worker(db_url: str) -> Service:
+    argv = [sys.executable, "-m", "celery", "-A", "labsite", "worker", "-Q", "web", "-P", "solo", "-n", "web-test@%h",
+            "--without-gossip", "--without-mingle", "--loglevel", "INFO"]
+    return Service("worker-web", argv, base_env(db_url))
+
+
+def start_sim_worker(name: str = "worker-sim", **extra: str) -> Service:
+    # The worker gets the broker address and nothing else of the web's: no database, no secret key.
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "VIRTUAL_ENV")}
+    env.update(WARPLAB_BROKER_URL=settings.CELERY_BROKER_URL, WARPLAB_POOL="sim", WARPLAB_BACKEND="sim",
+               PYTHONUNBUFFERED="1", **extra)
+    return Service(name, [sys.executable, "-m", "gpu_worker", "serve"], env)
