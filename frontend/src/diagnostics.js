@@ -1,0 +1,48 @@
+/**
+ * Compiler diagnostics to editor positions: 1-based line and column, clamped
+ * to the document so a line past the end (or column past the line) still
+ * lands somewhere visible. Works on any CodeMirror `Text` (no DOM needed).
+ */
+
+const SEVERITIES = new Set(["error", "warning", "info", "hint"]);
+
+/** {from, to, lineFrom, lineNumber} for a diagnostic, or null when it names no line. */
+export function diagnosticRange(doc, d) {
+  if (!d || !Number.isFinite(Number(d.line)) || Number(d.line) < 1) return null;
+  const lineNumber = Math.min(Math.max(1, Math.trunc(Number(d.line))), doc.lines);
+  const line = doc.line(lineNumber);
+  const col = Number(d.column);
+  if (!Number.isFinite(col) || col < 1) {
+    return { from: line.from, to: line.to, lineFrom: line.from, lineNumber };
+  }
+  const from = line.from + Math.min(Math.trunc(col) - 1, line.length);
+  const to = from < line.to ? line.to : from;
+  return { from, to, lineFrom: line.from, lineNumber };
+}
+
+/** CodeMirror lint diagnostics for the diagnostics that name a line. */
+export function toLintDiagnostics(doc, diagnostics) {
+  const out = [];
+  for (const d of diagnostics || []) {
+    const range = diagnosticRange(doc, d);
+    if (!range) continue;
+    out.push({
+      from: range.from,
+      to: range.to,
+      severity: SEVERITIES.has(d.severity) ? d.severity : "error",
+      message: String(d.message ?? ""),
+      source: d.source || undefined,
+    });
+  }
+  return out;
+}
+
+/** The sorted, distinct start positions of the lines that carry an error or warning. */
+export function errorLineStarts(doc, diagnostics) {
+  const starts = new Set();
+  for (const d of diagnostics || []) {
+    const range = diagnosticRange(doc, d);
+    if (range) starts.add(range.lineFrom);
+  }
+  return [...starts].sort((a, b) => a - b);
+}
