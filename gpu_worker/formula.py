@@ -109,10 +109,10 @@ def _evaluate(node: ast.AST, names: Mapping[str, Any], allow_numpy: bool) -> Any
 def check_formula(text: str, known: set[str], allow_numpy: bool = False) -> None:
     """Raise FormulaError if `text` does not parse or names something outside `known`."""
     tree = _parse(text)
+    allowed = known | set(SIZE_FUNCTIONS) | ({"np"} if allow_numpy else set())
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id not in known and node.id not in SIZE_FUNCTIONS:
-            if not (allow_numpy and node.id == "np"):
-                raise FormulaError(f"unknown name {node.id!r} in {text!r}")
+        if isinstance(node, ast.Name) and node.id not in allowed:
+            raise FormulaError(f"unknown name {node.id!r} in {text!r}")
 
 
 def size_value(text: str | int, sizes: Mapping[str, int]) -> int:

@@ -8,6 +8,7 @@ Nothing here imports Django.
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any, Literal
 
@@ -38,6 +39,7 @@ EventType = Literal[
     "timing",
     "metrics",
     "figure",
+    "memory",  # sectors per request and bank conflicts from the simulator's trace (gpu_worker.memtrace)
     "log",
     "done",
     "error",
@@ -47,9 +49,17 @@ SOURCE_SUFFIX = {"numba": ".py", "cuda": ".cu"}
 
 
 class Model(BaseModel):
-    """Base for the contract: unknown fields are kept, so old readers survive new writers."""
+    """Base for the contract: unknown fields are kept, so old readers survive new writers.
 
-    model_config = ConfigDict(extra="allow")
+    Non-finite floats (a poisoned output read back as NaN) travel as the strings
+    "NaN" and "Infinity": JSON has no such numbers and databases refuse them.
+    """
+
+    model_config = ConfigDict(extra="allow", ser_json_inf_nan="strings")
+
+    def to_wire(self) -> dict[str, Any]:
+        """Plain JSON-safe data, as sent between the processes and stored."""
+        return json.loads(self.model_dump_json())
 
 
 class ArgSpec(Model):
@@ -157,12 +167,20 @@ class CompileInfo(Model):
     arch: str | None = None
     diagnostics: list[Diagnostic] = Field(default_factory=list)
     ptx_excerpt: str | None = None
+    # added by the execution engine; spill_bytes is the spill stores, local_bytes the stack frame
+    spill_store_bytes: int | None = None
+    spill_load_bytes: int | None = None
+    barriers: int | None = None
+    constant_bytes: int | None = None
+    entry_symbol: str | None = None  # the kernel's name in the PTX (mangled for Numba)
+    notes: list[str] = Field(default_factory=list)  # what could not be measured, and why
 
 
 class Mismatch(Model):
     index: int | list[int]
     expected: float
     got: float
+    note: str | None = None  # e.g. "never written" when the poison value is still there
 
 
 class CheckInfo(Model):
@@ -172,6 +190,7 @@ class CheckInfo(Model):
     mismatches: list[Mismatch] = Field(default_factory=list)
     mismatch_count: int = 0
     max_abs_error: float | None = None
+    message: str = ""  # why the check failed when it is not element by element (shape, dtype)
 
 
 class Result(Model):
@@ -189,8 +208,10 @@ class Result(Model):
     timing: dict[str, Any] | None = None
     metrics: dict[str, Any] | None = None
     occupancy: dict[str, Any] | None = None
+    memory: dict[str, Any] | None = None  # a gpu_worker.memtrace_report.MemoryReport, from the sim backend
     figures: list[dict[str, Any]] = Field(default_factory=list)
     sandbox: dict[str, Any] = Field(default_factory=dict)
+    diagnostics: list[Diagnostic] = Field(default_factory=list)  # where a runtime error happened
     output: str = ""  # what the learner's code printed, capped
     output_truncated: bool = False
     elapsed_seconds: float | None = None

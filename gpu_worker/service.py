@@ -35,7 +35,7 @@ app.conf.update(
     task_time_limit=settings.hard_time_limit,
     broker_transport_options={"visibility_timeout": settings.visibility_timeout},
     broker_connection_retry_on_startup=True,
-    worker_hijack_root_logger=False,
+    worker_hijack_root_logger=True,
 )
 
 
@@ -53,7 +53,7 @@ class _Reporter:
         self.last_seq = 1
 
     def __call__(self, event: Event) -> None:
-        payload = event.model_dump(mode="json")
+        payload = event.to_wire()
         payload["seq"] += self.seq_offset
         self.last_seq = max(self.last_seq, payload["seq"])
         if payload["type"] in ("done", "error"):
@@ -67,8 +67,8 @@ class _Reporter:
             seq=self.last_seq + 1,
             verdict=result.verdict,
             message=result.message,
-        ).model_dump(mode="json")
-        _report("labs.record_result", self.submission_id, result.model_dump(mode="json"), final)
+        ).to_wire()
+        _report("labs.record_result", self.submission_id, result.to_wire(), final)
 
 
 @app.task(name="gpu_worker.run_job", bind=True)
@@ -114,6 +114,8 @@ def run_job(self: Any, payload: dict) -> str:
             message=f"The worker failed outside your code ({type(exc).__name__}); it has been logged.",
         )
     result.elapsed_seconds = result.elapsed_seconds or round(time.monotonic() - started, 3)
+    log.info("submission %s: %s in %.2f s: %s", job.submission_id, result.verdict, result.elapsed_seconds,
+             result.message[:500])
     reporter.finish(result)
     return result.verdict
 

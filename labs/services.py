@@ -187,9 +187,9 @@ def submit_run(user: User, exercise_slug: Any, language: Any, source: Any) -> Su
             owner=user, exercise=exercise, language=language, source=source, queue=_queue_for(exercise)
         )
         job = build_job(submission)
-        _store_event(submission, Event(type="queued", seq=1, queue=submission.queue).model_dump(mode="json"))
+        _store_event(submission, Event(type="queued", seq=1, queue=submission.queue).to_wire())
         transaction.on_commit(
-            lambda: app.send_task(RUN_TASK, args=[job.model_dump(mode="json")], queue=submission.queue)
+            lambda: app.send_task(RUN_TASK, args=[job.to_wire()], queue=submission.queue)
         )
     _broadcast(submission, submission.events.get(seq=1).payload)
     return submission
@@ -215,7 +215,7 @@ def _broadcast(submission: Submission, payload: dict) -> None:
 
 def record_event(submission_id: int, payload: dict) -> None:
     """Store and broadcast one event from a worker."""
-    event = Event.model_validate(payload).model_dump(mode="json")
+    event = Event.model_validate(payload).to_wire()
     submission = Submission.objects.filter(pk=submission_id).first()
     if submission is None:
         log.warning("event for unknown submission %s dropped", submission_id)
@@ -237,7 +237,7 @@ def record_result(submission_id: int, payload: dict, final_event: dict | None = 
         log.warning("result for unknown submission %s dropped", submission_id)
         return
     infrastructure = result.verdict == Verdict.ERROR
-    submission.result = result.model_dump(mode="json")
+    submission.result = result.to_wire()
     submission.verdict = result.verdict
     submission.status = Status.ERROR if infrastructure else Status.DONE
     submission.finished_at = submission.last_event_at = timezone.now()
@@ -265,7 +265,7 @@ def fail_lost_runs() -> list[int]:
                 submission.pk,
                 Result(
                     submission_id=submission.pk, verdict="error", backend="sim", device="unknown", message=message
-                ).model_dump(mode="json"),
+                ).to_wire(),
             )
     return lost
 

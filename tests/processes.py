@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
@@ -31,6 +32,11 @@ def purge_queues(*queues: str) -> None:
     redis.from_url(settings.CELERY_BROKER_URL).delete(*queues, "unacked", "unacked_index")
 
 
+def _die_with_parent() -> None:
+    """In the child: get SIGTERM when the test process dies, so a killed test run leaves no stale worker."""
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
 class Service:
     """One child process with its log in .run/; stopped with its whole process group."""
 
@@ -38,7 +44,8 @@ class Service:
         self.name, self.log_path = name, LOGS / f"test-{name}.log"
         self.log = self.log_path.open("w")
         self.process = subprocess.Popen(
-            argv, cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True
+            argv, cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+            preexec_fn=_die_with_parent,
         )
         self._wait_for(ready_text)
 

@@ -47,5 +47,5 @@ class StudentJourneyTests(BrowserTestCase):
         page.click("#submit")
         page.wait_for_selector("#verdict[data-verdict]", timeout=60_000)
         assert page.get_attribute("#verdict", "data-verdict") == "not_run"
-        registers = page.get_attribute("#compile-info [data-registers]", "data-registers")
+        registers = page.get_attribute("#compile-info[data-registers]", "data-registers")
         assert registers is not None and int(registers) > 0

@@ -1,0 +1,33 @@
+"""Execution backends: `sim` (CPU: Numba's CUDA simulator, CUDA C++ compiled but not run) and `cuda` (a GPU).
+
+`get_backend` is called inside the sandboxed child; `device_name` in the
+engine, where it must not initialise CUDA.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from gpu_worker.backends.base import Backend
+
+SIM_DEVICE = "simulator (Numba CUDA simulator on CPU)"
+
+
+def _module(name: str):
+    if name not in ("sim", "cuda"):
+        raise ValueError(f"unknown backend {name!r} (known: sim, cuda)")
+    return importlib.import_module(f"gpu_worker.backends.{name}")
+
+
+def get_backend(name: str) -> Backend:
+    """An instance of the backend called `name`; ImportError if this worker lacks it."""
+    return _module(name).BACKEND()
+
+
+def device_name(name: str) -> str:
+    """What the backend runs on, in words, without starting it."""
+    if name == "sim":
+        return SIM_DEVICE
+    module = _module(name)
+    describe = getattr(module, "device_name", None)
+    return describe() if describe else name

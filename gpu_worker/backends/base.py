@@ -1,0 +1,66 @@
+"""The interface every backend implements, and the error that carries a learner's verdict.
+
+A backend lives in the sandboxed child. The child calls `compile` once, then
+`launch` once per size with arguments made by `gpu_worker.inputs`, and sends
+the outputs back to the engine, which checks them. `compile` and `launch`
+raise `LearnerError` when the learner's code is at fault (the verdict rides on
+it); any other exception is an infrastructure failure.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpu_worker.launch import LaunchConfig
+from gpu_worker.protocol import ArgSpec, CompileInfo, Diagnostic, Language, Verdict
+
+
+class LearnerError(Exception):
+    """The learner's code failed: compile_error, runtime_error or rejected, with where and why."""
+
+    def __init__(
+        self,
+        verdict: Verdict,
+        message: str,
+        diagnostics: list[Diagnostic] | None = None,
+        compile_info: CompileInfo | None = None,
+    ):
+        super().__init__(message)
+        self.verdict = verdict
+        self.message = message
+        self.diagnostics = diagnostics or []
+        self.compile_info = compile_info
+
+
+@dataclass
+class Compiled:
+    """A compiled kernel: what the compiler said, and a handle `launch` accepts (None: cannot run here)."""
+
+    info: CompileInfo
+    handle: Any = None
+    not_run_reason: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+class Backend(ABC):
+    """Compile and launch learners' kernels on one kind of device."""
+
+    name: str = ""
+
+    @abstractmethod
+    def device(self) -> str:
+        """The device in words, e.g. 'NVIDIA H200 (MIG 3g.71gb)'."""
+
+    @abstractmethod
+    def compile(self, language: Language, source: str, entry: str, args: list[ArgSpec], workdir: Path) -> Compiled:
+        """Compile `source` and find kernel `entry` taking `args`; raise LearnerError for the learner's faults."""
+
+    @abstractmethod
+    def launch(self, handle: Any, args: list[Any], config: LaunchConfig) -> None:
+        """Run the kernel once on host arrays (outputs are written back into them); raise LearnerError."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook, most backends hold nothing
+        """Release the device (called once, at the end of the job)."""

@@ -1,0 +1,233 @@
+"""The `sim` backend: CUDA Python on Numba's CUDA simulator, CUDA C++ compiled and analysed but not run.
+
+Numba kernels are imported twice, at the same time, in two processes of the
+same sandbox: here, with the simulator (NUMBA_ENABLE_CUDASIM=1), to run them
+at the exercise's small `sim` sizes; and in `numba_ptx`, with the real
+compiler, to type them (a GPU would refuse code the simulator happily runs)
+and to report registers, shared memory and spills for sm_90 through ptxas.
+
+The simulator runs each thread of a block as a Python thread, so the job's
+process limit is raised by the block size (the engine does this) and thread
+stacks are kept small to stay under the address-space limit.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from gpu_worker.backends import SIM_DEVICE, nvcc, ptxas
+from gpu_worker.backends.base import Backend, Compiled, LearnerError
+from gpu_worker.backends.learner_module import import_learner_module
+from gpu_worker.diagnostics import exception_text, from_exception, from_syntax_error, learner_line
+from gpu_worker.launch import LaunchConfig
+from gpu_worker.protocol import ArgSpec, CompileInfo, Diagnostic, Language
+
+NOT_RUN = "CUDA C++ is compiled and analysed on the simulator backend, not run; it runs on a GPU worker"
+THREAD_STACK_BYTES = 512 * 1024
+
+
+def _located(diagnostic: Diagnostic) -> str:
+    return f"line {diagnostic.line}: {diagnostic.message}" if diagnostic.line else diagnostic.message
+
+
+def _import_failure(exc: BaseException, path: Path) -> LearnerError:
+    """Sort an exception raised while the module was imported into the verdict it earns."""
+    if isinstance(exc, SyntaxError):
+        diagnostic = from_syntax_error(exc)
+        return LearnerError("compile_error", _located(diagnostic), [diagnostic])
+    diagnostic = from_exception(exc, str(path))
+    if isinstance(exc, MemoryError):
+        diagnostic.message = "MemoryError: out of memory while the module was imported (the job's memory limit)"
+        return LearnerError("runtime_error", _located(diagnostic), [diagnostic])
+    if isinstance(exc, (OSError, SystemExit, KeyboardInterrupt, RecursionError)):
+        return LearnerError("runtime_error", "while importing your module: " + _located(diagnostic), [diagnostic])
+    return LearnerError("compile_error", _located(diagnostic), [diagnostic])
+
+
+class _Analysis:
+    """The real-compiler analysis of a Numba kernel, running in a second process."""
+
+    def __init__(self, path: Path, entry: str, args: list[ArgSpec]):
+        types_spec = [[a.dtype, 0 if a.role == "scalar" else len(a.shape)] for a in args]
+        read_fd, write_fd = os.pipe()
+        env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gpu_worker.backends.numba_ptx",
+                str(path),
+                entry,
+                json.dumps(types_spec),
+                str(write_fd),
+            ],
+            pass_fds=(write_fd,),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,  # the learner's prints already show once, from the simulator
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        os.close(write_fd)
+        self._chunks: list[bytes] = []
+        self._reader = threading.Thread(target=self._read, args=(read_fd,), daemon=True)
+        self._reader.start()
+
+    def _read(self, fd: int) -> None:
+        with os.fdopen(fd, "rb") as pipe:
+            while chunk := pipe.read(1 << 16):
+                self._chunks.append(chunk)
+                if sum(map(len, self._chunks)) > 4 * 1024 * 1024:
+                    break
+
+    def result(self) -> dict[str, Any]:
+        self.proc.wait()
+        self._reader.join()
+        try:
+            return json.loads(b"".join(self._chunks))
+        except ValueError:
+            return {
+                "ok": False,
+                "kind": "unavailable",
+                "message": f"the analysis ended without an answer ({self.proc.returncode})",
+            }
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class SimBackend(Backend):
+    """Numba's CUDA simulator on the CPU."""
+
+    name = "sim"
+
+    def __init__(self) -> None:
+        threading.stack_size(THREAD_STACK_BYTES)
+
+    def device(self) -> str:
+        return SIM_DEVICE
+
+    def compile(self, language: Language, source: str, entry: str, args: list[ArgSpec], workdir: Path) -> Compiled:
+        if language == "cuda":
+            return compile_cuda(source, entry, args, workdir)
+        return self._compile_numba(source, entry, args, workdir)
+
+    def _compile_numba(self, source: str, entry: str, args: list[ArgSpec], workdir: Path) -> Compiled:
+        path = workdir / "submission.py"
+        path.write_text(source)
+        analysis = _Analysis(path, entry, args)
+        try:
+            kernel = self._import_kernel(path, entry, args)
+            found = analysis.result()
+        except LearnerError as exc:
+            if exc.verdict == "compile_error" and exc.compile_info is None:
+                exc.compile_info = CompileInfo(tool="python (numba-cuda simulator)", diagnostics=exc.diagnostics)
+            raise
+        finally:
+            analysis.stop()
+        if found.get("ok"):
+            info = CompileInfo.model_validate(found["info"])
+        elif found.get("kind") == "compile_error":
+            diagnostic = Diagnostic.model_validate(found["diagnostic"])
+            info = CompileInfo(tool="numba-cuda (NVVM)", arch="sm_90", diagnostics=[diagnostic])
+            raise LearnerError("compile_error", _located(diagnostic), [diagnostic], info)
+        else:
+            info = CompileInfo(tool="numba-cuda (simulator)", notes=[f"no PTX analysis: {found.get('message', '')}"])
+        info.max_threads_per_block = 1024
+        return Compiled(info=info, handle=kernel)
+
+    def _import_kernel(self, path: Path, entry: str, args: list[ArgSpec]) -> Any:
+        try:
+            module = import_learner_module(path)
+        except BaseException as exc:
+            raise _import_failure(exc, path) from None
+        kernel = getattr(module, entry, None)
+        if kernel is None:
+            raise LearnerError("rejected", f"your module defines no kernel named {entry!r}")
+        py_func = getattr(kernel, "py_func", None)
+        if py_func is None or not hasattr(kernel, "__getitem__"):
+            raise LearnerError("compile_error", f"{entry!r} is not a kernel: decorate it with @cuda.jit")
+        try:
+            parameters = list(inspect.signature(py_func).parameters.values())
+        except (TypeError, ValueError):
+            return kernel
+        if not any(p.kind == p.VAR_POSITIONAL for p in parameters) and len(parameters) != len(args):
+            wanted = ", ".join(a.name for a in args)
+            line = py_func.__code__.co_firstlineno
+            message = f"{entry} takes {len(parameters)} parameters; this exercise passes {len(args)}: ({wanted})"
+            raise LearnerError("compile_error", f"line {line}: {message}", [Diagnostic(line=line, message=message)])
+        return kernel
+
+    def launch(self, handle: Any, args: list[Any], config: LaunchConfig) -> None:
+        configured = (
+            handle[config.grid, config.block, 0, config.shared_bytes]
+            if config.shared_bytes
+            else handle[config.grid, config.block]
+        )
+        try:
+            configured(*args)
+        except MemoryError:
+            raise LearnerError(
+                "runtime_error", "MemoryError: out of memory while the kernel ran (the job's memory limit)"
+            ) from None
+        except (Exception, SystemExit) as exc:
+            path = getattr(sys.modules.get("submission"), "__file__", "")
+            line = learner_line(exc, path)
+            diagnostic = Diagnostic(line=line, message=exception_text(exc))
+            raise LearnerError("runtime_error", _located(diagnostic), [diagnostic]) from None
+
+
+def _parameter_count(ptx: str, entry: str) -> int | None:
+    match = re.search(rf"\.entry\s+{re.escape(entry)}\s*\((?P<params>[^)]*)\)", ptx)
+    return None if match is None else len(re.findall(r"\.param\b", match["params"]))
+
+
+def compile_cuda(source: str, entry: str, args: list[ArgSpec], workdir: Path) -> Compiled:
+    """nvcc to PTX, the entry checked, ptxas for the numbers; shared by the GPU backend."""
+    try:
+        ptx, diagnostics = nvcc.compile_ptx(source, workdir)
+    except FileNotFoundError as exc:
+        raise RuntimeError(str(exc)) from None
+    tool = f"nvcc {nvcc.version()} + ptxas"
+    info = CompileInfo(tool=tool, arch="sm_90", diagnostics=diagnostics)
+    if ptx is None:
+        first = next((d for d in diagnostics if d.severity == "error"), diagnostics[0])
+        raise LearnerError("compile_error", _located(first), diagnostics, info)
+    kernels = ptxas.entries(ptx)
+    if entry not in kernels:
+        mangled = [k for k in kernels if entry in k]
+        hint = f' (found {mangled[0]}: declare it extern "C")' if mangled else ""
+        raise LearnerError(
+            "rejected", f'no kernel `extern "C" __global__ void {entry}(...)` in your file{hint}', compile_info=info
+        )
+    count = _parameter_count(ptx, entry)
+    if count is not None and count != len(args):
+        wanted = ", ".join(f"{a.name}" for a in args)
+        raise LearnerError(
+            "compile_error",
+            f"{entry} takes {count} parameters; this exercise passes {len(args)}: ({wanted})",
+            compile_info=info,
+        )
+    info.ptx_excerpt = ptxas.excerpt(ptx, entry)
+    ptx_path = workdir / "submission.ptx"
+    try:
+        stats, _ = ptxas.assemble(ptx_path)
+    except (OSError, RuntimeError) as exc:
+        info.notes.append(f"registers and spills unknown: {exc}"[:500])
+    else:
+        if entry in stats:
+            stats[entry].fill(info)
+    info.max_threads_per_block = 1024
+    return Compiled(info=info, handle=None, not_run_reason=NOT_RUN)
+
+
+BACKEND = SimBackend

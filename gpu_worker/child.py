@@ -1,0 +1,148 @@
+"""The sandboxed child: compile the learner's kernel, run it on fresh inputs, send the outputs back.
+
+Started by `gpu_worker.sandbox` as `python -m gpu_worker.child REQUEST_FD MESSAGE_FD`.
+It reads the request (plain JSON) from one pipe, switches to uid 65534 when
+started as root, and writes messages to the other pipe (see `gpu_worker.wire`):
+`hello`, then `compiled` or a verdict (`compile_error`, `rejected`,
+`runtime_error`), then one `outputs` per size (with the output arrays), then
+`not_run` or `finished`. It never judges the outputs: the engine does.
+
+The learner's code runs in this process, so it could write to the message
+pipe too; the engine validates every message and checks outputs it computed
+itself, so a forged message can at worst fail the learner's own job. Copies of
+this process made by a learner's `fork` exit at once instead of talking.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+from typing import Any
+
+from gpu_worker.wire import MessageWriter
+
+
+def _read_request(fd: int) -> dict[str, Any]:
+    chunks = []
+    with os.fdopen(fd, "rb") as pipe:
+        while chunk := pipe.read(1 << 16):
+            chunks.append(chunk)
+    return json.loads(b"".join(chunks))
+
+
+def _drop_privileges(uid: int | None, gid: int | None) -> None:
+    if uid is None or os.getuid() != 0:
+        return
+    os.setgroups([])
+    os.setresgid(gid or uid, gid or uid, gid or uid)
+    os.setresuid(uid, uid, uid)  # from root to non-root: the kernel clears every capability
+    if os.getuid() != uid or os.geteuid() != uid:
+        raise RuntimeError("could not switch to the sandbox user")
+
+
+def _private_workdir() -> Path:
+    """A fresh folder for this job's files and caches (under bwrap's private /tmp; on the host /tmp without it)."""
+    workdir = Path(tempfile.mkdtemp(prefix="job-"))
+    for name, sub in (("HOME", ""), ("TMPDIR", "tmp"), ("NUMBA_CACHE_DIR", "numba-cache"), ("CUDA_CACHE_PATH", "nv")):
+        folder = workdir / sub
+        folder.mkdir(exist_ok=True)
+        os.environ[name] = str(folder)
+    tempfile.tempdir = os.environ["TMPDIR"]
+    return workdir
+
+
+class _Child:
+    def __init__(self, writer: MessageWriter, request: dict[str, Any]):
+        self.writer = writer
+        self.request = request
+        self.pid = os.getpid()
+        self.workdir = _private_workdir()
+
+    def send(self, message: dict[str, Any], arrays: dict[str, Any] | None = None) -> None:
+        self.leave_if_forked()
+        self.writer.send(message, arrays)
+
+    def leave_if_forked(self) -> None:
+        if os.getpid() != self.pid:
+            os._exit(0)
+
+    def run(self) -> None:
+        from gpu_worker.backends import get_backend
+        from gpu_worker.backends.base import LearnerError
+        from gpu_worker.inputs import make_arguments
+        from gpu_worker.launch import LaunchConfig
+        from gpu_worker.protocol import ArgSpec
+
+        request = self.request
+        args = [ArgSpec.model_validate(a) for a in request["args"]]
+        backend = get_backend(request["backend"])
+        workdir = self.workdir
+        try:
+            try:
+                compiled = backend.compile(request["language"], request["source"], request["entry"], args, workdir)
+            except LearnerError as exc:
+                self.leave_if_forked()
+                info = exc.compile_info.model_dump() if exc.compile_info else None
+                diagnostics = [d.model_dump() for d in exc.diagnostics]
+                self.send({"type": exc.verdict, "message": exc.message, "diagnostics": diagnostics, "compile": info})
+                return
+            self.send({"type": "compiled", "compile": compiled.info.model_dump()})
+            if compiled.handle is None:
+                self.send({"type": "not_run", "message": compiled.not_run_reason})
+                return
+            for index, run in enumerate(request["runs"]):
+                values = make_arguments(args, run["sizes"], run["seed"])
+                config = LaunchConfig(tuple(run["grid"]), tuple(run["block"]), run.get("shared_bytes", 0))
+                try:
+                    backend.launch(compiled.handle, [values[a.name] for a in args], config)
+                except LearnerError as exc:
+                    self.leave_if_forked()
+                    diagnostics = [d.model_dump() for d in exc.diagnostics]
+                    self.send({"type": exc.verdict, "message": exc.message, "diagnostics": diagnostics, "index": index})
+                    return
+                outputs = {a.name: values[a.name] for a in args if a.role == "out"}
+                self.send({"type": "outputs", "index": index}, outputs)
+                if request.get("measure") and hasattr(backend, "time"):  # the cuda backend: occupancy, timing
+                    try:
+                        occupancy = backend.occupancy(compiled.handle, config)
+                        self.send({"type": "occupancy", "index": index, "occupancy": occupancy})
+                        self.send({"type": "timing", "index": index, "timing": backend.time()})
+                    except LearnerError as exc:
+                        self.leave_if_forked()
+                        self.send({"type": exc.verdict, "message": exc.message, "diagnostics": [], "index": index})
+                        return
+            self.send({"type": "finished"})
+        finally:
+            self.leave_if_forked()
+            backend.close()
+
+
+def main(argv: list[str]) -> int:
+    request_fd, message_fd = int(argv[0]), int(argv[1])
+    os.set_inheritable(message_fd, False)  # compilers and learners' subprocesses do not get it
+    writer = MessageWriter(message_fd)
+    try:
+        request = _read_request(request_fd)
+        if request.get("gpu_lock_fd") is not None:  # the worker's per-GPU timing lock, inherited (gpu_lock.py)
+            os.environ["WARPLAB_GPU_LOCK_FD"] = str(int(request["gpu_lock_fd"]))
+        _drop_privileges(request.get("drop_uid"), request.get("drop_gid"))
+        writer.send({"type": "hello", "pid": os.getpid(), "uid": os.getuid(), "gid": os.getgid()})
+        child = _Child(writer, request)
+        child.run()
+    except BaseException as exc:  # our failure, not the learner's: say so plainly
+        if "child" in locals():
+            child.leave_if_forked()
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        with contextlib.suppress(OSError):
+            writer.send({"type": "error", "message": f"the job's child process failed: {detail}"[:2000]})
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,201 @@
+"""`python -m gpu_worker`: run a kernel, check the labs' sample submissions, or test this worker, without the website.
+
+    python -m gpu_worker run --exercise vector-add --language numba --source my.py [--backend sim] [--events]
+    python -m gpu_worker check-labs [--backend sim] [--lab vector-add]
+    python -m gpu_worker selftest [--backend sim]
+    python -m gpu_worker occupancy ...
+    python -m gpu_worker calibrate [--refresh] [--json]
+
+`run` prints the Result as JSON on stdout (events as JSON lines on stderr with
+--events) and exits 0 whenever a verdict was reached, 1 when the worker
+itself failed, 2 for usage errors. `check-labs` exits 1 when any sample
+submission gets another verdict than its `expected.yaml` says.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from gpu_worker.engine import run_job
+from gpu_worker.labspec import Lab, LabError, find_lab, load_all
+from gpu_worker.protocol import LANGUAGES, Event, ExerciseRef, Job, Result
+
+USAGE_ERROR = 2
+
+
+def _configured_backend() -> str:
+    try:
+        from gpu_worker.settings import WorkerSettings
+
+        return WorkerSettings().backend
+    except Exception:  # settings not written yet, or not importable here: the CPU simulator
+        return "sim"
+
+
+def make_job(exercise: ExerciseRef, source: str, submission_id: int | None = None, backend: str | None = None) -> Job:
+    """A job for the command line; a source over the size limit still becomes a job, which the engine rejects."""
+    fields = {
+        "submission_id": submission_id if submission_id is not None else time.time_ns() // 1000 % 2**31,
+        "exercise": exercise,
+        "source": source,
+        "requested_by": "cli",
+        "backend": backend,
+    }
+    try:
+        return Job.model_validate(fields)
+    except ValidationError:
+        return Job.model_construct(**fields, version=1, launch=None)  # type: ignore[arg-type]
+
+
+def _print_event(event: Event) -> None:
+    print(event.model_dump_json(), file=sys.stderr, flush=True)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    try:
+        lab = find_lab(args.exercise, args.content)
+    except LabError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return USAGE_ERROR
+    if args.language not in lab.spec.languages:
+        print(
+            f"error: {lab.spec.slug} is offered in {', '.join(lab.spec.languages)}, not {args.language}",
+            file=sys.stderr,
+        )
+        return USAGE_ERROR
+    try:
+        source = Path(args.source).read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"error: cannot read {args.source}: {exc}", file=sys.stderr)
+        return USAGE_ERROR
+    exercise = lab.exercise_ref(args.language)
+    if args.wall_seconds:
+        exercise.limits.wall_seconds = args.wall_seconds
+    job = make_job(exercise, source, args.submission_id, args.backend)
+    result = run_job(job, _print_event if args.events else (lambda event: None), backend=args.backend or "sim")
+    print(result.model_dump_json(indent=2))
+    return 1 if result.verdict == "error" else 0
+
+
+def _run_case(lab: Lab, language: str, source: str, backend: str) -> Result:
+    return run_job(make_job(lab.exercise_ref(language), source, backend=backend), lambda event: None, backend=backend)
+
+
+def _cmd_check_labs(args: argparse.Namespace) -> int:
+    try:
+        labs = load_all(args.content)[1]
+    except LabError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return USAGE_ERROR
+    if args.lab:
+        labs = [lab for lab in labs if lab.spec.slug in args.lab]
+    rows: list[tuple[str, ...]] = []
+    failures = 0
+    for lab in labs:
+        for case in lab.cases:
+            started = time.monotonic()
+            result = _run_case(lab, case.language, case.source, args.backend)
+            expected = case.verdict_on(args.backend)
+            ok = result.verdict == expected
+            failures += not ok
+            seconds = f"{time.monotonic() - started:.1f}s"
+            rows.append(
+                (lab.spec.slug, case.name, case.language, expected, result.verdict, seconds, "ok" if ok else "FAIL")
+            )
+            if not ok:
+                rows.append(("", "", "", "", f"  {result.message[:100]}", "", ""))
+    header = ("lab", "case", "language", "expected", "got", "time", "")
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    for row in [header, *rows]:
+        print("  ".join(str(cell).ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    cases = sum(len(lab.cases) for lab in labs)
+    print(f"\n{cases - failures} of {cases} sample submissions got their verdict on {args.backend}")
+    return 1 if failures else 0
+
+
+def _cmd_selftest(args: argparse.Namespace) -> int:
+    backend = args.backend or _configured_backend()
+    try:
+        lab = find_lab("vector-add", args.content)
+    except LabError as exc:
+        print(f"failed: {exc}")
+        return 1
+    ok = True
+    for language in lab.spec.languages:
+        result = _run_case(lab, language, lab.references[language], backend)
+        expected = "not_run" if (backend == "sim" and language == "cuda") else "accepted"
+        good = result.verdict == expected
+        ok &= good
+        print(
+            f"{'ok' if good else 'failed'}: vector-add reference ({language}) on {backend}: {result.verdict}"
+            f" in {result.elapsed_seconds}s{'' if good else ' - ' + result.message}"
+        )
+    print("ok" if ok else "failed")
+    return 0 if ok else 1
+
+
+def _cmd_occupancy(rest: list[str]) -> int:
+    from gpu_worker.occupancy_cli import main as occupancy_main  # another module; imported only when asked for
+
+    return int(occupancy_main(rest) or 0)
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from gpu_worker.service import serve  # Celery is imported only by the worker process
+
+    serve(pool=args.pool, loglevel=args.loglevel)
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="python -m gpu_worker", description="WarpLab's execution service.")
+    commands = top.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser("run", help="run one source file against an exercise and print the result")
+    run.add_argument("--exercise", required=True, help="the lab's slug, e.g. vector-add")
+    run.add_argument("--language", required=True, choices=LANGUAGES)
+    run.add_argument("--source", required=True, help="the file to run")
+    run.add_argument("--backend", choices=("sim", "cuda"), default=None, help="default: sim")
+    run.add_argument("--content", type=Path, default=None, help="the lab content folder (default: labs/content)")
+    run.add_argument("--events", action="store_true", help="print events to stderr as JSON lines")
+    run.add_argument("--submission-id", type=int, default=None, help="fixes the input seed (default: fresh)")
+    run.add_argument("--wall-seconds", type=float, default=None, help="override the exercise's wall-clock limit")
+    run.set_defaults(handler=_cmd_run)
+
+    check = commands.add_parser("check-labs", help="run every lab's sample submissions and compare their verdicts")
+    check.add_argument("--backend", choices=("sim", "cuda"), default="sim")
+    check.add_argument("--content", type=Path, default=None)
+    check.add_argument("--lab", action="append", help="only this lab (repeatable)")
+    check.set_defaults(handler=_cmd_check_labs)
+
+    selftest = commands.add_parser("selftest", help="run the vector-add reference on this worker's backend")
+    selftest.add_argument("--backend", choices=("sim", "cuda"), default=None, help="default: the worker's setting")
+    selftest.add_argument("--content", type=Path, default=None)
+    selftest.set_defaults(handler=_cmd_selftest)
+
+    serve = commands.add_parser("serve", help="a Celery worker for this slice's queue (WARPLAB_POOL, sim by default)")
+    serve.add_argument("--pool", default=None, help="pool name: sim, or a GPU pool such as h200.full")
+    serve.add_argument("--loglevel", default="INFO")
+    serve.set_defaults(handler=_cmd_serve)
+
+    commands.add_parser("occupancy", help="the offline occupancy calculator (its own --help)", add_help=False)
+    commands.add_parser("calibrate", help="measure (or show the cached) ceilings of this GPU (its own --help)")
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["occupancy"]:
+        return _cmd_occupancy(argv[1:])
+    if argv[:1] == ["calibrate"]:  # needs a GPU; imported only when asked for
+        from gpu_worker.calibrate import main as calibrate_main
+
+        return calibrate_main(argv[1:])
+    args = parser().parse_args(argv)
+    return args.handler(args)

@@ -1,0 +1,313 @@
+"""Run one job: reject what cannot run, sandbox the rest, check its outputs, stream events, return the result.
+
+`run_job` is the whole execution service seen from outside: the Celery task
+and the command line both call it. The engine itself never runs the learner's
+code, not even to compile it; it regenerates the inputs, computes the expected
+outputs and judges what the sandboxed child sent back.
+
+Events carry increasing sequence numbers starting at 2 (the web emits
+`queued` as 0 and 1): `started`, then `compiled` or `compile_error`, then one
+`check` per size and output, then `done` with the verdict, or `error` when the
+failure is ours (infrastructure), not the learner's.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from pydantic import ValidationError
+
+from gpu_worker import checker, sandbox
+from gpu_worker.backends import device_name
+from gpu_worker.formula import FormulaError, array_value
+from gpu_worker.gpu_lock import open_worker_lock_fd
+from gpu_worker.gpu_report import GpuReport, load_ceilings
+from gpu_worker.inputs import input_arrays, job_seed, shape_of
+from gpu_worker.launch import LaunchRejected, resolve_launch
+from gpu_worker.protocol import MAX_SOURCE_BYTES, CheckInfo, CompileInfo, Diagnostic, Event, Job, Result
+from gpu_worker.wire import WireError
+
+FIRST_SEQ = 2
+FINAL_TYPES = frozenset({"finished", "not_run", "compile_error", "rejected", "runtime_error", "error"})
+Emit = Callable[[Event], None]
+
+
+class _Malformed(Exception):
+    """The child sent a message that does not fit the job (a bug, or the learner writing to our pipe)."""
+
+
+@dataclass
+class _State:
+    """What the child has told us so far."""
+
+    compile: CompileInfo | None = None
+    verdict: str | None = None
+    message: str = ""
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    checks: list[CheckInfo] = field(default_factory=list)
+    outputs_seen: set[int] = field(default_factory=set)
+    finished: bool = False
+    infra_error: str = ""
+    uid: int | None = None
+
+
+def _entry_present(language: str, source: str, entry: str) -> bool:
+    name = re.escape(entry)
+    if language == "numba":
+        return re.search(rf"^\s*def\s+{name}\s*\(", source, re.MULTILINE) is not None
+    return re.search(rf"\b{name}\s*\(", source) is not None
+
+
+def _precheck(job: Job) -> str | None:
+    """Why this job must be rejected before anything runs, or None."""
+    exercise = job.exercise
+    if not job.source.strip():
+        return "your file is empty"
+    size = len(job.source.encode("utf-8", errors="replace"))
+    if size > MAX_SOURCE_BYTES:
+        return f"your file is {size} bytes, over the limit of {MAX_SOURCE_BYTES} bytes"
+    if not _entry_present(exercise.language, job.source, exercise.entry):
+        kind = "def" if exercise.language == "numba" else 'extern "C" __global__ void'
+        return f"no kernel named {exercise.entry!r} in your file (expected `{kind} {exercise.entry}(...)`)"
+    return None
+
+
+def _runs(job: Job, backend: str) -> list[dict[str, Any]]:
+    """One launch per size of this backend; LaunchRejected if any is over the device's limits."""
+    harness = job.exercise.harness
+    size_sets = harness.sizes.get(backend)  # type: ignore[call-overload]
+    if not size_sets:
+        raise LaunchRejected(f"this exercise has no sizes for the {backend} backend")
+    spec = job.launch or harness.launch
+    runs = []
+    for index, sizes in enumerate(size_sets):
+        config = resolve_launch(spec, sizes)
+        seed = job_seed(harness.seed, job.submission_id, index)
+        runs.append({"sizes": sizes, "seed": seed, **config.as_dict(), "threads_per_block": config.threads_per_block})
+    return runs
+
+
+class _Judge:
+    """Turns the child's messages into events and checks, as they arrive."""
+
+    def __init__(self, job: Job, runs: list[dict[str, Any]], send: Callable[..., None]):
+        self.job = job
+        self.runs = runs
+        self.send = send
+        self.state = _State()
+        self.args = job.exercise.harness.args_for(job.exercise.language)
+        self.gpu: GpuReport | None = None  # the cuda backend's timing, occupancy and metrics
+
+    def __call__(self, message: dict[str, Any]) -> None:
+        try:
+            self._handle(message)
+        except (ValidationError, KeyError, TypeError, ValueError) as exc:
+            if isinstance(exc, FormulaError):
+                raise
+            raise _Malformed(str(exc)) from None
+
+    def _handle(self, message: dict[str, Any]) -> None:
+        state, kind = self.state, message["type"]
+        if self.gpu is not None and self.gpu.handle(message):
+            return
+        if kind == "hello":
+            state.uid = int(message["uid"])
+        elif kind == "compiled":
+            state.compile = CompileInfo.model_validate(message["compile"])
+            self.send("compiled", **state.compile.model_dump())
+        elif kind in ("compile_error", "rejected", "runtime_error", "not_run"):
+            if state.verdict is not None:
+                return  # the first verdict stands
+            state.verdict, state.message = kind, str(message.get("message", ""))
+            state.diagnostics = [Diagnostic.model_validate(d) for d in message.get("diagnostics") or []]
+            if message.get("compile"):
+                state.compile = CompileInfo.model_validate(message["compile"])
+            if kind == "compile_error":
+                state.compile = state.compile or CompileInfo()
+                state.compile.diagnostics = state.diagnostics or state.compile.diagnostics
+                self.send(
+                    "compile_error",
+                    message=state.message,
+                    diagnostics=[d.model_dump() for d in state.compile.diagnostics],
+                )
+        elif kind == "outputs":
+            self._check(int(message["index"]), message.get("data") or {})
+        elif kind == "finished":
+            state.finished = True
+        elif kind == "error":
+            state.infra_error = str(message.get("message", "the job's child process failed"))
+
+    def _check(self, index: int, data: dict[str, Any]) -> None:
+        if not 0 <= index < len(self.runs) or index in self.state.outputs_seen or self.state.verdict:
+            raise _Malformed(f"unexpected outputs for size {index}")
+        self.state.outputs_seen.add(index)
+        run = self.runs[index]
+        harness = self.job.exercise.harness
+        inputs = input_arrays(self.args, run["sizes"], run["seed"])
+        for arg in self.args:
+            if arg.role != "out" or arg.name not in harness.expected:
+                continue
+            got = data.get(arg.name)
+            if got is None or str(got.dtype) != arg.dtype or tuple(got.shape) != shape_of(arg, run["sizes"]):
+                raise _Malformed(f"output {arg.name!r} is missing or has the wrong type or shape")
+            expected = array_value(harness.expected[arg.name], inputs)
+            info = checker.compare(arg.name, expected, got, harness.tolerance, run["sizes"])
+            self.state.checks.append(info)
+            self.send("check", index=index, **info.model_dump())
+
+
+def _verdict(state: _State, run: sandbox.SandboxRun, runs: list[dict[str, Any]], wall_limit: float) -> tuple[str, str]:
+    if run.timed_out:
+        return "timeout", f"time limit exceeded: the job ran longer than {wall_limit:g} s (wall clock) and was stopped"
+    if state.verdict:
+        return state.verdict, state.message
+    if state.infra_error:
+        return "error", state.infra_error
+    if len(state.outputs_seen) == len(runs):
+        failed = [c for c in state.checks if not c.passed]
+        if failed:
+            first = failed[0]
+            where = f" for {first.sizes}" if first.sizes else ""
+            return "wrong_answer", f"output {first.output!r}{where}: {first.message}"
+        return "accepted", f"all {len(state.checks)} checks passed"
+    code = run.returncode
+    if code is not None and code in (-24, 128 + 24, 152):
+        return "timeout", "CPU time limit exceeded"
+    status = f"signal {-code}" if code is not None and code < 0 else f"exit status {code}"
+    if code is not None and code > 128:
+        status = f"signal {code - 128}"
+    return "runtime_error", f"the job ended before it finished ({status}): a crash, out of memory or an exit() call"
+
+
+def run_job(job: Job, emit: Emit, backend: str = "sim") -> Result:
+    """Run one job to its verdict, emitting events along the way; never raises for the learner's faults."""
+    started = time.monotonic()
+    backend_name = job.backend or backend
+    counter = itertools.count(FIRST_SEQ)
+
+    def send(kind: str, **fields: Any) -> None:
+        emit(Event(type=kind, seq=next(counter), **fields))  # type: ignore[arg-type]
+
+    def finish(verdict: str, message: str, **fields: Any) -> Result:
+        result = Result(
+            submission_id=job.submission_id,
+            verdict=verdict,  # type: ignore[arg-type]
+            backend=backend_name,  # type: ignore[arg-type]
+            device=device,
+            message=message,
+            elapsed_seconds=round(time.monotonic() - started, 3),
+            **fields,
+        )
+        if verdict == "error":
+            send("error", message=message)
+        else:
+            send("done", verdict=verdict, message=message, elapsed_seconds=result.elapsed_seconds)
+        return result
+
+    device = backend_name
+    try:
+        device = device_name(backend_name)
+    except (ImportError, ValueError) as exc:
+        send("started", backend=backend_name, device=device, worker=_worker(backend_name))
+        return finish("error", f"the {backend_name} backend is not available on this worker: {exc}")
+    limits = job.exercise.limits
+    runs: list[dict[str, Any]] = []
+    rejection = _precheck(job)
+    if rejection is None:
+        try:
+            runs = _runs(job, backend_name)
+        except LaunchRejected as exc:
+            rejection = f"launch rejected: {exc}"
+    extra = max((r["threads_per_block"] for r in runs), default=0) + 32 if backend_name == "sim" else 32
+    try:
+        isolation = sandbox.describe(backend_name, limits, extra)
+    except RuntimeError as exc:
+        send("started", backend=backend_name, device=device, worker=_worker(backend_name))
+        return finish("error", str(exc))
+    send("started", backend=backend_name, device=device, worker=_worker(backend_name), sandbox=isolation)
+    if rejection:
+        return finish("rejected", rejection, sandbox=isolation)
+    for r in runs:
+        r.pop("threads_per_block", None)
+    request: dict[str, Any] = {
+        "backend": backend_name,
+        "language": job.exercise.language,
+        "source": job.source,
+        "entry": job.exercise.entry,
+        "args": [a.model_dump() for a in job.exercise.harness.args_for(job.exercise.language)],
+        "runs": runs,
+    }
+    judge = _Judge(job, runs, send)
+    lock_fd = None
+    if backend_name == "cuda":  # GPU measurements: occupancy and timing per size, under the per-GPU lock
+        judge.gpu = GpuReport(job, runs, send, judge.state.checks, load_ceilings())
+        request["measure"] = True
+        lock_fd = open_worker_lock_fd()
+        request["gpu_lock_fd"] = lock_fd
+    malformed = ""
+    try:
+        run = sandbox.run_sandboxed(
+            request,
+            limits,
+            backend_name,
+            judge,
+            extra_processes=extra,
+            final_types=FINAL_TYPES,
+            inherit_fds=(lock_fd,) if lock_fd is not None else (),
+            max_message_bytes=_message_budget(judge.args, runs),
+        )
+    except (_Malformed, WireError) as exc:
+        malformed = f"the job's messages were malformed ({exc}); did your code write to the engine's pipe?"
+        run = None
+    except Exception as exc:  # ours: the sandbox or the checker failed
+        return finish("error", f"the worker failed to run the job: {type(exc).__name__}: {exc}", sandbox=isolation)
+    finally:
+        if lock_fd is not None:
+            os.close(lock_fd)
+    state = judge.state
+    if state.uid is not None:
+        isolation = {**isolation, "uid": state.uid}
+    if run is None:
+        verdict, message = "runtime_error", malformed
+        output, truncated = "", False
+    else:
+        verdict, message = _verdict(state, run, runs, limits.wall_seconds)
+        output, truncated = run.output, run.output_truncated
+    failing = next((c for c in state.checks if not c.passed), None)
+    return finish(
+        verdict,
+        message,
+        compile=state.compile,
+        checks=state.checks,
+        check=failing or (state.checks[-1] if state.checks else None),
+        diagnostics=state.diagnostics if verdict != "compile_error" else [],
+        sandbox=isolation,
+        output=output,
+        output_truncated=truncated,
+        **(judge.gpu.result_fields() if judge.gpu is not None else {}),
+    )
+
+
+def _message_budget(args: list[Any], runs: list[dict[str, Any]]) -> int:
+    """What the child may send: every size's outputs (the GPU sizes reach 200 MB) plus 64 MiB for the rest."""
+    outputs = 0
+    for r in runs:
+        for a in args:
+            if a.role == "out":
+                count = 1
+                for d in shape_of(a, r["sizes"]):
+                    count *= d
+                outputs += count * np.dtype(a.dtype).itemsize
+    return outputs + 64 * 1024 * 1024
+
+
+def _worker(backend: str) -> str:
+    return f"{socket.gethostname()}:{os.getpid()} ({backend})"

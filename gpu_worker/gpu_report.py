@@ -1,0 +1,105 @@
+"""Engine side of GPU measurements: turn the child's `timing` and `occupancy` messages into events and results.
+
+The child (cuda backend) times each size right after launching it, before the
+engine has judged its outputs; this module, in the engine, keeps those numbers
+only for sizes whose checks passed, adds the metrics (the exercise's declared
+bytes and FLOPs over the median, as % of this slice's calibrated ceilings, with
+the above-the-roof flag), and emits `timing`, `occupancy` and `metrics` events.
+Nothing here touches the GPU: ceilings come from the calibration cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from gpu_worker.metrics import Ceilings, work_metrics
+from gpu_worker.protocol import CheckInfo, Job
+
+MESSAGE_TYPES = frozenset({"timing", "occupancy"})
+
+
+def load_ceilings() -> Ceilings | None:
+    """This worker's calibrated ceilings, or None when it was never calibrated (metrics then say so)."""
+    try:
+        from gpu_worker import calibrate
+
+        return calibrate.metrics_ceilings(calibrate.find_cached())
+    except Exception:  # no NVML, no cache, a stale file: metrics without percentages
+        return None
+
+
+class GpuReport:
+    """Collects per-size timing, occupancy and metrics for one job."""
+
+    def __init__(
+        self,
+        job: Job,
+        runs: list[dict[str, Any]],
+        send: Callable[..., None],
+        checks: list[CheckInfo],
+        ceilings: Ceilings | None = None,
+    ):
+        self.job, self.runs, self.send, self.checks = job, runs, send, checks
+        self.ceilings = ceilings
+        self.timings: dict[int, dict[str, Any]] = {}
+        self.occupancies: dict[int, dict[str, Any]] = {}
+        self.metrics: dict[int, dict[str, Any]] = {}
+
+    def _passed(self, index: int) -> bool:
+        sizes = self.runs[index]["sizes"]
+        mine = [c for c in self.checks if c.sizes == sizes]
+        return bool(mine) and all(c.passed for c in mine)
+
+    def handle(self, message: dict[str, Any]) -> bool:
+        """Take a `timing` or `occupancy` message; False for any other type."""
+        kind = message.get("type")
+        if kind not in MESSAGE_TYPES:
+            return False
+        index = int(message["index"])
+        if not 0 <= index < len(self.runs):
+            raise ValueError(f"{kind} for an unknown size {index}")
+        sizes = self.runs[index]["sizes"]
+        if kind == "occupancy":
+            occ = dict(message["occupancy"])
+            self.occupancies[index] = occ
+            self.send("occupancy", index=index, sizes=sizes, **occ)
+            return True
+        t = dict(message["timing"])
+        if not self._passed(index):
+            t["counted"] = False
+            t["note"] = "not counted: this size's output was wrong"
+            self.timings[index] = t
+            return True
+        t["counted"] = True
+        self.timings[index] = t
+        self.send("timing", index=index, sizes=sizes, **t)
+        median_ms = t.get("median_ms")
+        m = work_metrics(
+            self.job.exercise.harness.work, sizes, median_ms / 1000.0 if median_ms else None, self.ceilings
+        ).model_dump()
+        hot = t.get("hot_median_ms")
+        if hot:
+            m["hot_bandwidth"] = m["bytes"] / (hot / 1000.0)
+        if self.ceilings is not None:
+            m["ceilings_source"] = self.ceilings.source
+        m["shared_gpu"] = "shared_gpu" in (t.get("flags") or [])
+        if m["shared_gpu"]:
+            m["verdict"] += " Another process used this GPU during the measurement: indicative only."
+        self.metrics[index] = m
+        self.send("metrics", index=index, **m)
+        return True
+
+    def result_fields(self) -> dict[str, Any]:
+        """`timing`, `metrics` and `occupancy` of the Result (None when nothing was measured)."""
+
+        def per_size(found: dict[int, dict[str, Any]]) -> dict[str, Any] | None:
+            if not found:
+                return None
+            return {"sizes": [{"index": i, "sizes": self.runs[i]["sizes"], **found[i]} for i in sorted(found)]}
+
+        return {
+            "timing": per_size(self.timings),
+            "metrics": per_size(self.metrics),
+            "occupancy": per_size(self.occupancies),
+        }

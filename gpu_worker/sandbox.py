@@ -1,0 +1,434 @@
+"""Run one job's child process in a sandbox and talk to it over a private pipe.
+
+Isolation, with bubblewrap (`bwrap`): new network, PID, IPC, UTS and cgroup
+namespaces (no network at all, not even loopback; the job sees only its own
+processes); a filesystem built from read-only binds of what Python, Numba and
+the CUDA toolchain need (`/usr`, the interpreter and virtual environment, this
+package) with a private `/tmp`, a stub `/etc/passwd` and nothing of `/root`,
+`/home`, the repository's lab content or the host's `/etc`; an explicit, minimal
+environment; rlimits on CPU time, address space, processes, file size and core
+dumps; a wall-clock watchdog that kills the whole process group (the PID
+namespace dies with it, taking every process of the job along).
+
+The job runs as uid 65534 (nobody) for real. When the worker runs as an
+unprivileged user, bwrap's user namespace maps it to 65534. When the worker
+runs as root, a user namespace would only relabel root (the kernel would still
+see uid 0: owner access to root's files, and no RLIMIT_NPROC, from which root
+is exempt), so bwrap runs without one and the child itself switches to
+65534:65534 with setresuid before it reads anything the learner wrote.
+
+Without bwrap we fall back to `unshare` (network and PID namespaces, no
+filesystem isolation) and say so in the sandbox description.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import functools
+import json
+import os
+import resource
+import selectors
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpu_worker.protocol import Limits
+from gpu_worker.wire import MessageReader
+
+NOBODY = 65534
+PACKAGE_DIR = Path(__file__).resolve().parent
+PASSED_THROUGH = (
+    "CUDA_VISIBLE_DEVICES",
+    "CUDA_DEVICE_ORDER",
+    "CUDA_MPS_PIPE_DIRECTORY",
+    "CUDA_MPS_LOG_DIRECTORY",
+    "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
+    "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT",
+    "NVIDIA_VISIBLE_DEVICES",
+)
+EXTRA_BINDS_ENV = "WARPLAB_SANDBOX_BINDS"  # colon-separated extra read-only paths (a toolkit outside /usr)
+ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime")
+
+
+@dataclass
+class SandboxRun:
+    """What came out of one sandboxed child."""
+
+    returncode: int | None
+    timed_out: bool
+    wall_seconds: float
+    output: str
+    output_truncated: bool
+    info: dict[str, Any]
+
+
+@dataclass
+class _Plan:
+    argv: list[str]
+    env: dict[str, str]
+    info: dict[str, Any]
+    drop_uid: int | None
+    limits: list[tuple[int, int]] = field(default_factory=list)
+
+
+def _toolkit_root() -> Path | None:
+    nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
+    if nvcc is None:
+        return None
+    # /usr/local/bin/nvcc may be a wrapper script; the toolkit proper is what /usr/local/cuda points at
+    for candidate in (Path("/usr/local/cuda"), Path(os.path.realpath(nvcc)).parent.parent):
+        if (candidate / "bin" / "nvcc").exists() and (candidate / "nvvm").exists():
+            return candidate.resolve()
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def _stub_etc() -> Path:
+    """A passwd and group that name only nobody, bound over the host's (which list real users)."""
+    folder = Path(tempfile.mkdtemp(prefix="warplab-etc-"))
+    folder.chmod(0o755)
+    (folder / "passwd").write_text(f"nobody:x:{NOBODY}:{NOBODY}:nobody:/tmp:/usr/sbin/nologin\n")
+    (folder / "group").write_text(f"nogroup:x:{NOBODY}:\n")
+    for f in folder.iterdir():
+        f.chmod(0o644)
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
+
+
+def _read_only_paths() -> list[Path]:
+    """Python, the venv, this package, and a toolkit that lives outside /usr."""
+    paths = [Path(sys.base_prefix), Path(sys.prefix), PACKAGE_DIR]
+    toolkit = _toolkit_root()
+    if toolkit is not None:
+        paths.append(toolkit)
+    paths += [Path(p) for p in os.environ.get(EXTRA_BINDS_ENV, "").split(":") if p]
+    unique: list[Path] = []
+    for p in sorted({p.resolve() for p in paths if p.exists()}, key=lambda p: len(p.parts)):
+        if p == Path("/usr") or Path("/usr") in p.parents or any(u in p.parents for u in unique):
+            continue
+        unique.append(p)
+    return unique
+
+
+def _bwrap_args(backend: str, root_mode: bool) -> list[str]:
+    args = ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    if root_mode:
+        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]  # only to drop to nobody, then gone
+    else:
+        args += ["--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY)]
+    args += ["--die-with-parent", "--new-session", "--hostname", "warplab"]
+    args += ["--ro-bind", "/usr", "/usr"]
+    for name in ("bin", "lib", "lib64", "sbin", "lib32"):
+        host = Path("/") / name
+        if host.is_symlink():
+            args += ["--symlink", os.readlink(host), str(host)]
+        elif host.is_dir():
+            args += ["--ro-bind", str(host), str(host)]
+    args += ["--perms", "0755", "--dir", "/etc"]
+    for name in ETC_FILES:
+        args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    stub = _stub_etc()
+    args += ["--ro-bind", str(stub / "passwd"), "/etc/passwd", "--ro-bind", str(stub / "group"), "/etc/group"]
+    args += ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp"]
+    made = {Path("/"), Path("/etc"), Path("/tmp"), Path("/usr")}
+    for path in _read_only_paths():
+        for parent in reversed(path.parents):
+            if parent not in made:  # bwrap would make missing parents 0700, unreadable for nobody
+                args += ["--perms", "0755", "--dir", str(parent)]
+                made.add(parent)
+        args += ["--ro-bind", str(path), str(path)]
+        made.add(path)
+    if backend == "cuda":
+        for dev in sorted(Path("/dev").glob("nvidia*")):
+            args += ["--dev-bind", str(dev), str(dev)]
+        args += ["--ro-bind-try", "/sys", "/sys"]
+        mps = os.environ.get("CUDA_MPS_PIPE_DIRECTORY")
+        if mps:
+            args += ["--bind-try", mps, mps]
+    args += ["--chdir", "/tmp"]
+    return args
+
+
+def _environment(backend: str) -> dict[str, str]:
+    """An explicit environment: nothing of the worker's (broker URL, secrets) but CUDA's slice variables."""
+    toolkit = _toolkit_root()
+    path = ["/usr/local/bin", "/usr/bin", "/bin"]
+    if toolkit is not None:
+        path.insert(0, str(toolkit / "bin"))
+    env = {
+        "PATH": ":".join(path),
+        "HOME": "/tmp",
+        "TMPDIR": "/tmp",
+        "LANG": "C.UTF-8",
+        "PYTHONPATH": str(PACKAGE_DIR.parent),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",
+        "PYTHONNOUSERSITE": "1",
+        "NUMBA_CACHE_DIR": "/tmp/numba-cache",
+        "CUDA_CACHE_PATH": "/tmp/cuda-cache",
+    }
+    if toolkit is not None:
+        env["CUDA_HOME"] = str(toolkit)
+    if backend == "sim":
+        env["NUMBA_ENABLE_CUDASIM"] = "1"
+    for name in PASSED_THROUGH:
+        if name in os.environ:
+            env[name] = os.environ[name]
+    return env
+
+
+def _rlimits(backend: str, limits: Limits, extra_processes: int) -> tuple[list[tuple[int, int]], dict[str, Any]]:
+    cpu = int(limits.cpu_seconds)
+    chosen = [
+        (resource.RLIMIT_CPU, cpu),
+        (resource.RLIMIT_NPROC, limits.processes + extra_processes),
+        (resource.RLIMIT_FSIZE, limits.file_bytes),
+        (resource.RLIMIT_CORE, 0),
+    ]
+    described: dict[str, Any] = {
+        "cpu_seconds": cpu,
+        "processes": limits.processes + extra_processes,
+        "file_bytes": limits.file_bytes,
+        "output_bytes": limits.output_bytes,
+        "wall_seconds": limits.wall_seconds,
+    }
+    if backend == "sim":
+        chosen.append((resource.RLIMIT_AS, limits.memory_mb * 1024 * 1024))
+        described["memory_mb"] = limits.memory_mb
+    else:
+        described["memory_mb"] = "unlimited address space (CUDA maps the GPU's memory into it)"
+    return chosen, described
+
+
+def _apply_rlimits(chosen: list[tuple[int, int]]) -> None:  # runs in the forked child, before exec
+    for which, value in chosen:
+        resource.setrlimit(which, (value, value))
+
+
+def everyone_can_read(path: Path) -> bool:
+    """Whether a user with no rights of its own can reach `path` (every folder above it searchable by others)."""
+    path = path.resolve()
+    return all(os.stat(p).st_mode & stat.S_IXOTH for p in [path, *path.parents]) and bool(
+        os.stat(path).st_mode & stat.S_IROTH
+    )
+
+
+def find_bwrap() -> str | None:
+    """bubblewrap on PATH; without it the sandbox falls back to `unshare`."""
+    return shutil.which("bwrap")
+
+
+@functools.lru_cache(maxsize=4)
+def _bwrap_version(bwrap: str) -> str:
+    words = subprocess.run([bwrap, "--version"], capture_output=True, text=True).stdout.split()
+    return words[-1] if words else ""
+
+
+def plan(
+    backend: str, limits: Limits, child_args: list[str], extra_processes: int = 0, info_fd: int | None = None
+) -> _Plan:
+    """The command line, environment, rlimits and description of the sandbox for one job."""
+    root_mode = os.geteuid() == 0
+    chosen, described = _rlimits(backend, limits, extra_processes)
+    command = [sys.executable, "-m", "gpu_worker.child", *child_args]
+    info: dict[str, Any] = {"network": False, "uid": NOBODY, "environment": "scrubbed", "limits": described}
+    bwrap = find_bwrap()
+    if bwrap:
+        info |= {
+            "tool": "bwrap",
+            "version": _bwrap_version(bwrap),
+            "namespaces": ["net", "pid", "ipc", "uts", "cgroup"] + ([] if root_mode else ["user"]),
+            "filesystem": "read-only system, Python and toolchain; private /tmp; no home, /root or host /etc",
+            "uid_switch": "setresuid in the child (worker runs as root)" if root_mode else "user namespace",
+        }
+        info_args = ["--info-fd", str(info_fd)] if info_fd is not None else []
+        argv = [bwrap, *_bwrap_args(backend, root_mode), *info_args, "--", *command]
+    elif shutil.which("unshare"):
+        hidden = [str(p) for p in (Path(sys.base_prefix), Path(sys.prefix), PACKAGE_DIR) if not everyone_can_read(p)]
+        if root_mode and hidden:
+            raise RuntimeError(
+                "no usable sandbox: bwrap is not installed, and without it the job's user (65534) cannot read "
+                f"{', '.join(hidden)}; install bubblewrap"
+            )
+        flags = ["--net", "--pid", "--fork", "--kill-child", "--mount-proc", "--ipc", "--uts"]
+        if not root_mode:
+            flags = ["--user", "--map-root-user", *flags]
+            info["uid"] = os.getuid()
+        info |= {
+            "tool": "unshare",
+            "namespaces": ["net", "pid", "ipc", "uts", "mount"] + ([] if root_mode else ["user"]),
+            "filesystem": "host filesystem (bwrap is missing: no filesystem isolation)",
+            "warning": "bwrap is not installed; only the network and processes are isolated",
+        }
+        argv = [shutil.which("unshare") or "unshare", *flags, "--", *command]
+    else:
+        raise RuntimeError("no sandbox available: install bubblewrap (bwrap)")
+    return _Plan(argv, _environment(backend), info, NOBODY if root_mode else None, chosen)
+
+
+def describe(backend: str, limits: Limits, extra_processes: int = 0) -> dict[str, Any]:
+    """The isolation a job would get, for the `started` event and `result.sandbox`."""
+    return plan(backend, limits, [], extra_processes).info
+
+
+class _Session:
+    """One running sandbox: its pipes, its output, and how to stop it completely."""
+
+    def __init__(self, the_plan: _Plan, fds: list[int], payload: bytes):
+        self.proc = subprocess.Popen(
+            the_plan.argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=the_plan.env,
+            pass_fds=fds,
+            start_new_session=True,
+            preexec_fn=functools.partial(_apply_rlimits, the_plan.limits),
+        )
+        self.payload = memoryview(payload)
+        self.output = bytearray()
+        self.truncated = False
+        self.info_text = b""
+        self.namespace_init: int | None = None  # a pidfd for bwrap's PID 1 in the job's namespace
+
+    def read_info(self, chunk: bytes) -> None:
+        self.info_text += chunk
+        if self.namespace_init is not None:
+            return
+        with contextlib.suppress(ValueError, KeyError, TypeError):  # not all of it has arrived yet
+            pid = int(json.loads(self.info_text)["child-pid"])
+            with contextlib.suppress(OSError):  # a pidfd names this very process, even after its pid is reused
+                self.namespace_init = os.pidfd_open(pid)
+
+    def keep_output(self, chunk: bytes, cap: int) -> None:
+        room = cap - len(self.output)
+        if len(chunk) > room:  # keep reading and dropping, so the child never blocks on a full pipe
+            self.truncated = True
+        self.output += chunk[: max(room, 0)]
+
+    def stop(self, grace: float) -> None:
+        """Let the job end by itself for `grace` seconds, then kill it and wait until every process is gone.
+
+        bwrap returns as soon as the job's first process ends, while others may
+        live on in the namespace. Killing the namespace's PID 1 makes the kernel
+        kill and reap all of them before PID 1 itself is gone, so once its
+        pidfd reports the exit, nothing of the job is left.
+        """
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=grace)
+        if self.namespace_init is not None:
+            with contextlib.suppress(ProcessLookupError, OSError):
+                signal.pidfd_send_signal(self.namespace_init, signal.SIGKILL)
+            with selectors.DefaultSelector() as exited:
+                exited.register(self.namespace_init, selectors.EVENT_READ)
+                exited.select(timeout=10)
+            os.close(self.namespace_init)
+            self.namespace_init = None
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+
+def run_sandboxed(
+    request: dict[str, Any],
+    limits: Limits,
+    backend: str,
+    on_message: Callable[[dict[str, Any]], None],
+    *,
+    extra_processes: int = 0,
+    max_message_bytes: int = 64 * 1024 * 1024,
+    final_types: frozenset[str] = frozenset(),
+    inherit_fds: tuple[int, ...] = (),  # e.g. the per-GPU timing lock (gpu_lock.py), kept open by the caller
+    grace_seconds: float = 1.0,
+) -> SandboxRun:
+    """Start the child, send it `request`, pass each message to `on_message`, stop it at the wall limit.
+
+    `on_message` runs in this process as messages arrive; an exception from it
+    stops the child and propagates. After a message whose type is in
+    `final_types` the job has `grace_seconds` to end before it is killed (a
+    learner's leftover background process must not hold the result back).
+    """
+    req_r, req_w = os.pipe()
+    msg_r, msg_w = os.pipe()
+    info_r, info_w = os.pipe()
+    the_plan = plan(backend, limits, [str(req_r), str(msg_w)], extra_processes, info_fd=info_w)
+    request = {**request, "drop_uid": the_plan.drop_uid, "drop_gid": the_plan.drop_uid}
+    started = time.monotonic()
+    try:
+        session = _Session(the_plan, [req_r, msg_w, info_w, *inherit_fds], json.dumps(request).encode())
+    finally:
+        for fd in (req_r, msg_w, info_w):
+            os.close(fd)
+    assert session.proc.stdout is not None
+    out_fd = session.proc.stdout.fileno()
+    reader = MessageReader(max_message_bytes)
+    selector = selectors.DefaultSelector()
+    for fd, kind, events in (
+        (out_fd, "out", selectors.EVENT_READ),
+        (msg_r, "msg", selectors.EVENT_READ),
+        (info_r, "info", selectors.EVENT_READ),
+        (req_w, "req", selectors.EVENT_WRITE),
+    ):
+        os.set_blocking(fd, False)
+        selector.register(fd, events, kind)
+    deadline = started + limits.wall_seconds
+    timed_out = final_seen = False
+    try:
+        while set(selector.get_map()) - {req_w, info_r}:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = not final_seen
+                break
+            for key, _ in selector.select(timeout=min(remaining, 1.0)):
+                if key.data == "req":
+                    try:
+                        session.payload = session.payload[os.write(key.fd, session.payload) :]
+                    except BrokenPipeError:
+                        session.payload = session.payload[:0]
+                    if not session.payload:
+                        selector.unregister(key.fd)
+                        os.close(key.fd)
+                    continue
+                try:
+                    chunk = os.read(key.fd, 1 << 16)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    selector.unregister(key.fd)
+                    if key.fd != out_fd:
+                        os.close(key.fd)
+                elif key.data == "out":
+                    session.keep_output(chunk, limits.output_bytes)
+                elif key.data == "info":
+                    session.read_info(chunk)
+                else:
+                    for message in reader.feed(chunk):
+                        on_message(message)
+                        if message["type"] in final_types and not final_seen:
+                            final_seen = True
+                            deadline = min(deadline, time.monotonic() + grace_seconds)
+    finally:
+        session.stop(grace=0 if timed_out else max(0.0, min(grace_seconds, deadline - time.monotonic())))
+        for key in list(selector.get_map().values()):
+            if key.fd != out_fd:
+                os.close(key.fd)
+        selector.close()
+        session.proc.stdout.close()
+    return SandboxRun(
+        returncode=session.proc.returncode,
+        timed_out=timed_out,
+        wall_seconds=time.monotonic() - started,
+        output=session.output.decode("utf-8", errors="replace"),
+        output_truncated=session.truncated,
+        info=the_plan.info,
+    )

