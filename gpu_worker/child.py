@@ -107,6 +107,9 @@ class _Child:
                     return
                 outputs = {a.name: values[a.name] for a in args if a.role == "out"}
                 self.send({"type": "outputs", "index": index}, outputs)
+                memory = backend.take_memory_report() if hasattr(backend, "take_memory_report") else None
+                if memory is not None:
+                    self.send({"type": "memory", "index": index, "memory": memory})
                 if request.get("measure") and hasattr(backend, "time"):  # the cuda backend: occupancy, timing
                     try:
                         occupancy = backend.occupancy(compiled.handle, config)

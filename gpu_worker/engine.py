@@ -14,6 +14,7 @@ failure is ours (infrastructure), not the learner's.
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import re
 import socket
@@ -25,7 +26,7 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from gpu_worker import checker, sandbox
+from gpu_worker import analysis, checker, sandbox
 from gpu_worker.backends import device_name
 from gpu_worker.formula import FormulaError, array_value
 from gpu_worker.gpu_lock import open_worker_lock_fd
@@ -57,6 +58,9 @@ class _State:
     finished: bool = False
     infra_error: str = ""
     uid: int | None = None
+    occupancy: dict[str, Any] | None = None  # the calculator's, from the compiled resources
+    memory: dict[str, Any] | None = None  # the simulator's coalescing and bank-conflict analysis
+    figures: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _entry_present(language: str, source: str, entry: str) -> bool:
@@ -98,8 +102,9 @@ def _runs(job: Job, backend: str) -> list[dict[str, Any]]:
 class _Judge:
     """Turns the child's messages into events and checks, as they arrive."""
 
-    def __init__(self, job: Job, runs: list[dict[str, Any]], send: Callable[..., None]):
+    def __init__(self, job: Job, runs: list[dict[str, Any]], send: Callable[..., None], label: str = ""):
         self.job = job
+        self.label = label  # where this job's numbers come from, for every figure
         self.runs = runs
         self.send = send
         self.state = _State()
@@ -123,6 +128,10 @@ class _Judge:
         elif kind == "compiled":
             state.compile = CompileInfo.model_validate(message["compile"])
             self.send("compiled", **state.compile.model_dump())
+            self._analyse(state.compile)
+        elif kind == "memory":
+            state.memory = dict(message["memory"])
+            self.send("memory", index=int(message.get("index", 0)), **state.memory)
         elif kind in ("compile_error", "rejected", "runtime_error", "not_run"):
             if state.verdict is not None:
                 return  # the first verdict stands
@@ -144,6 +153,21 @@ class _Judge:
             state.finished = True
         elif kind == "error":
             state.infra_error = str(message.get("message", "the job's child process failed"))
+
+    def _analyse(self, compiled: CompileInfo) -> None:
+        run = self.runs[0]
+        threads = run.get("threads_per_block") or math.prod(run["block"])
+        found = analysis.calculator_occupancy(compiled, threads, run.get("shared_bytes", 0), self.label)
+        if found is None:
+            return
+        self.state.occupancy, figures = found
+        self.send("occupancy", **self.state.occupancy)
+        for figure in figures:
+            self.figure(figure)
+
+    def figure(self, figure: dict[str, Any]) -> None:
+        self.state.figures.append(figure)
+        self.send("figure", **figure)
 
     def _check(self, index: int, data: dict[str, Any]) -> None:
         if not 0 <= index < len(self.runs) or index in self.state.outputs_seen or self.state.verdict:
@@ -245,7 +269,7 @@ def run_job(job: Job, emit: Emit, backend: str = "sim") -> Result:
         "args": [a.model_dump() for a in job.exercise.harness.args_for(job.exercise.language)],
         "runs": runs,
     }
-    judge = _Judge(job, runs, send)
+    judge = _Judge(job, runs, send, analysis.source_label(backend_name, device))
     lock_fd = None
     if backend_name == "cuda":  # GPU measurements: occupancy and timing per size, under the per-GPU lock
         judge.gpu = GpuReport(job, runs, send, judge.state.checks, load_ceilings())
@@ -282,6 +306,20 @@ def run_job(job: Job, emit: Emit, backend: str = "sim") -> Result:
         verdict, message = _verdict(state, run, runs, limits.wall_seconds)
         output, truncated = run.output, run.output_truncated
     failing = next((c for c in state.checks if not c.passed), None)
+    gpu_fields = judge.gpu.result_fields() if judge.gpu is not None else {}
+    if verdict in ("accepted", "wrong_answer", "not_run"):
+        judge.figure(
+            analysis.roofline(
+                job.exercise.harness.work,
+                [r["sizes"] for r in runs],
+                judge.gpu.metrics if judge.gpu is not None else {},
+                judge.gpu.ceilings if judge.gpu is not None else None,
+                device,
+                judge.label,
+            )
+        )
+    if state.occupancy is not None:
+        gpu_fields["occupancy"] = {**(gpu_fields.get("occupancy") or {}), "calculator": state.occupancy}
     return finish(
         verdict,
         message,
@@ -292,7 +330,9 @@ def run_job(job: Job, emit: Emit, backend: str = "sim") -> Result:
         sandbox=isolation,
         output=output,
         output_truncated=truncated,
-        **(judge.gpu.result_fields() if judge.gpu is not None else {}),
+        memory=state.memory,
+        figures=state.figures,
+        **gpu_fields,
     )
 
 

@@ -178,6 +178,8 @@ function startedSentence(ev) {
 }
 
 function occupancySentence(ev) {
+  // The calculator explains itself in a plain sentence; prefer it.
+  if (typeof ev.reason === "string" && ev.reason) return `occupancy (${ev.source || "calculator"}): ${ev.reason}`;
   const occ = ev.occupancy ?? ev.achieved ?? ev.theoretical;
   const parts = [];
   if (typeof occ === "number") {
@@ -208,9 +210,16 @@ function timingSentence(ev) {
   return text;
 }
 
+function memorySentence(ev) {
+  const lines = Array.isArray(ev.lines) ? ev.lines.map((l) => l.message).filter(Boolean) : [];
+  const head = typeof ev.summary === "string" && ev.summary ? ev.summary : "memory accesses traced";
+  return [`memory (simulator): ${head}`, ...lines].join(" · ");
+}
+
 function metricsSentence(ev) {
   const sizes = formatSizes(ev.sizes);
   const head = sizes ? `metrics ${sizes}` : "metrics";
+  if (typeof ev.verdict === "string" && ev.verdict) return `${head}: ${ev.verdict}`;
   const parts = [];
   const gbs = ev.bandwidth_gbs ?? ev.bandwidth_GBps ?? ev.gbps;
   if (typeof gbs === "number") parts.push(`${formatNumber(gbs)} GB/s`);
@@ -262,6 +271,8 @@ export function eventSentence(ev) {
       return timingSentence(ev);
     case "metrics":
       return metricsSentence(ev);
+    case "memory":
+      return memorySentence(ev);
     case "figure":
       return `figure: ${figureTitle(ev)}`;
     case "log": {

@@ -83,3 +83,17 @@ test("it says why a check failed when it was not element by element, and notes a
   const ev = { type: "check", passed: false, output: "c", sizes: { n: 4 }, mismatch_count: 1, mismatches: [{ index: 3, expected: 2, got: -1, note: "never written" }] };
   assert.equal(eventSentence(ev), "check n=4: 1 mismatch, first at index 3: expected 2, got -1 (never written)");
 });
+
+test("it uses the calculator's own sentence for occupancy", () => {
+  const ev = { type: "occupancy", source: "calculator", reason: "8 blocks fit: 100% occupancy, limited by warps." };
+  assert.equal(eventSentence(ev), "occupancy (calculator): 8 blocks fit: 100% occupancy, limited by warps.");
+});
+
+test("it lists the simulator's memory diagnosis line by line", () => {
+  const ev = { type: "memory", summary: "1 uncoalesced access", lines: [{ message: "line 7: 32 sectors; coalesced is 4" }] };
+  assert.equal(eventSentence(ev), "memory (simulator): 1 uncoalesced access · line 7: 32 sectors; coalesced is 4");
+});
+
+test("it uses the metrics' plain verdict", () => {
+  assert.equal(eventSentence({ type: "metrics", verdict: "94% of the copy bandwidth." }), "metrics: 94% of the copy bandwidth.");
+});

@@ -182,7 +182,7 @@ class CudaBackend(Backend):
         except cp.cuda.driver.CUDADriverError as exc:
             if "NOT_FOUND" in str(exc):
                 raise LearnerError(
-                    "rejected", f'no kernel `extern "C" __global__ void {entry}(...)` in your file', info=info
+                    "rejected", f'no kernel `extern "C" __global__ void {entry}(...)` in your file', compile_info=info
                 ) from None
             raise
         attrs = dict(kernel.attributes)
@@ -244,7 +244,7 @@ class CudaBackend(Backend):
         }
         self._fill(info, attrs)
         with contextlib.suppress(Exception):  # the PTX is a courtesy; its absence is not the learner's fault
-            info.ptx_excerpt = _excerpt(kernel.inspect_asm(sig), entry)
+            info.ptx_excerpt = _excerpt(kernel.inspect_asm(sig.args), entry)
         return Compiled(info=info, handle=Kernel("numba", entry, kernel, roles, sig, attrs))
 
     @staticmethod

@@ -112,6 +112,8 @@ class SimBackend(Backend):
 
     def __init__(self) -> None:
         threading.stack_size(THREAD_STACK_BYTES)
+        self._traced = False
+        self._memory_report: dict[str, Any] | None = None
 
     def device(self) -> str:
         return SIM_DEVICE
@@ -168,22 +170,32 @@ class SimBackend(Backend):
         return kernel
 
     def launch(self, handle: Any, args: list[Any], config: LaunchConfig) -> None:
-        configured = (
-            handle[config.grid, config.block, 0, config.shared_bytes]
-            if config.shared_bytes
-            else handle[config.grid, config.block]
-        )
+        path = getattr(sys.modules.get("submission"), "__file__", "")
         try:
-            configured(*args)
+            if self._memory_report is None and not self._traced:
+                # The first launch runs under the memory tracer: it is also the checked launch, so
+                # coalescing and bank conflicts cost one traced run, not a second launch.
+                from gpu_worker.memtrace import analyse_launch
+
+                self._traced = True
+                report = analyse_launch(handle, config.grid, config.block, args, path, shared_bytes=config.shared_bytes)
+                self._memory_report = report.model_dump(mode="json")
+            else:
+                handle[config.grid, config.block, 0, config.shared_bytes](*args)
         except MemoryError:
             raise LearnerError(
                 "runtime_error", "MemoryError: out of memory while the kernel ran (the job's memory limit)"
             ) from None
         except (Exception, SystemExit) as exc:
-            path = getattr(sys.modules.get("submission"), "__file__", "")
             line = learner_line(exc, path)
             diagnostic = Diagnostic(line=line, message=exception_text(exc))
             raise LearnerError("runtime_error", _located(diagnostic), [diagnostic]) from None
+
+
+    def take_memory_report(self) -> dict[str, Any] | None:
+        """The traced launch's memory analysis, once."""
+        report, self._memory_report = self._memory_report, None
+        return report
 
 
 def _parameter_count(ptx: str, entry: str) -> int | None:

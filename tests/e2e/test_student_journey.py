@@ -24,6 +24,12 @@ class StudentJourneyTests(BrowserTestCase):
         assert types[0] == "queued" and "started" in types and "check" in types and types[-1] == "done"
         page.wait_for_selector("#history li")
         assert "accepted" in page.inner_text("#history")
+        page.wait_for_function("document.querySelectorAll('#figures .figure[data-rendered]').length >= 4")
+        titles = page.eval_on_selector_all("#figures .figure", "els => els.map(e => e.dataset.title)")
+        assert any(t.startswith("Roofline") for t in titles) and sum("Occupancy" in t for t in titles) == 3
+        assert all("simulator" in t for t in titles)  # every figure says where its numbers came from
+        assert page.locator("#figures .main-svg").count() >= 4  # plotly drew them
+        assert "coalesced" in page.inner_text("#events li[data-type=memory]")
         assert self.console_errors == []
 
     def test_a_syntax_error_is_marked_on_the_right_line(self):
