@@ -21,6 +21,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+Samples = Sequence[float] | np.ndarray
+
 #: Samples below this fraction of the SM clock's default (maximum) are dropped.
 LOW_CLOCK_FRACTION = 0.75
 
@@ -49,14 +51,14 @@ class Summary:
         return asdict(self)
 
 
-def median(samples: Sequence[float]) -> float:
+def median(samples: Samples) -> float:
     """The median of the samples (the mean of the two middle ones for an even count)."""
     if len(samples) == 0:
         raise ValueError("median of no samples")
     return float(np.median(np.asarray(samples, dtype=float)))
 
 
-def iqr(samples: Sequence[float]) -> tuple[float, float, float]:
+def iqr(samples: Samples) -> tuple[float, float, float]:
     """First quartile, third quartile and their difference (linear interpolation, NumPy's default)."""
     if len(samples) == 0:
         raise ValueError("IQR of no samples")
@@ -97,7 +99,7 @@ def median_ci_ranks(n: int, confidence: float = 0.95) -> tuple[int, int] | None:
     return best, n - 1 - best
 
 
-def median_ci(samples: Sequence[float], confidence: float = 0.95) -> tuple[float, float, str]:
+def median_ci(samples: Samples, confidence: float = 0.95) -> tuple[float, float, str]:
     """A confidence interval of the median: order statistics when n allows, else a bootstrap."""
     data = np.sort(np.asarray(samples, dtype=float))
     ranks = median_ci_ranks(len(data), confidence)
@@ -107,7 +109,7 @@ def median_ci(samples: Sequence[float], confidence: float = 0.95) -> tuple[float
 
 
 def bootstrap_median_ci(
-    samples: Sequence[float], confidence: float = 0.95, resamples: int = 2000, seed: int = 0
+    samples: Samples, confidence: float = 0.95, resamples: int = 2000, seed: int = 0
 ) -> tuple[float, float]:
     """Percentile-bootstrap CI of the median (deterministic: fixed seed)."""
     data = np.asarray(samples, dtype=float)
@@ -123,7 +125,7 @@ def bootstrap_median_ci(
     return float(lo), float(hi)
 
 
-def summarize(samples: Sequence[float], confidence: float = 0.95) -> Summary:
+def summarize(samples: Samples, confidence: float = 0.95) -> Summary:
     """Median, IQR, CI of the median and spread measures of the samples."""
     data = np.asarray(samples, dtype=float)
     if len(data) == 0:
@@ -162,7 +164,7 @@ class StopRule:
     gpu_budget_s: float = 0.35  # GPU time (kernel and flush) we may spend on this kernel and size
 
 
-def should_stop(samples: Sequence[float], gpu_seconds: float, rule: StopRule = StopRule()) -> tuple[bool, str]:
+def should_stop(samples: Samples, gpu_seconds: float, rule: StopRule = StopRule()) -> tuple[bool, str]:
     """(stop?, why) after a batch: precise enough, out of budget, or too many samples."""
     n = len(samples)
     if n >= rule.max_samples:
@@ -188,7 +190,7 @@ def low_clock_mask(
 
 
 def drop_low_clock(
-    samples: Sequence[float], clocks_mhz: Sequence[float], reference_mhz: float, fraction: float = LOW_CLOCK_FRACTION
+    samples: Samples, clocks_mhz: Sequence[float], reference_mhz: float, fraction: float = LOW_CLOCK_FRACTION
 ) -> tuple[list[float], int]:
     """The samples taken at an acceptable clock, and how many were dropped."""
     if len(samples) != len(clocks_mhz):
@@ -198,7 +200,7 @@ def drop_low_clock(
     return kept, int(low.sum())
 
 
-def cv(values: Sequence[float]) -> float:
+def cv(values: Samples) -> float:
     """Coefficient of variation (sample stdev over mean) of repeated measurements."""
     data = np.asarray(values, dtype=float)
     if len(data) < 2 or data.mean() == 0:

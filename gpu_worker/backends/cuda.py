@@ -163,7 +163,7 @@ class CudaBackend(Backend):
     # --- compile ---
 
     def compile(self, language: Language, source: str, entry: str, args: list[ArgSpec], workdir: Path) -> Compiled:
-        roles = [a.role for a in args]
+        roles: list[str] = [str(a.role) for a in args]
         if language == "cuda":
             return self._compile_cuda(source, entry, args, roles)
         return self._compile_numba(source, entry, args, roles, workdir)

@@ -18,8 +18,19 @@ def accepted_run() -> Run:
 
 def test_it_emits_events_in_order_with_increasing_sequence_numbers_from_2():
     events = accepted_run().events
-    assert [e.type for e in events] == ["started", "compiled", "check", "done"]
-    assert [e.seq for e in events] == [2, 3, 4, 5]
+    assert [e.type for e in events] == [
+        "started",
+        "compiled",
+        "occupancy",
+        "figure",
+        "figure",
+        "figure",
+        "check",
+        "memory",
+        "figure",
+        "done",
+    ]
+    assert [e.seq for e in events] == list(range(2, 12))
     assert all(a.at <= b.at for a, b in zip(events, events[1:], strict=False))
 
 
@@ -30,7 +41,8 @@ def test_started_names_the_backend_the_device_and_the_sandbox():
 
 
 def test_compiled_and_check_carry_their_facts():
-    compiled, check = (e.model_dump() for e in accepted_run().events[1:3])
+    by_type = {e.type: e.model_dump() for e in accepted_run().events}
+    compiled, check = by_type["compiled"], by_type["check"]
     assert compiled["registers"] > 0 and "ptx_excerpt" in compiled and compiled["tool"]
     assert check["passed"] is True and check["mismatches"] == [] and check["max_abs_error"] == 0.0
 

@@ -29,7 +29,8 @@ def test_alices_reference_is_accepted_with_timing_metrics_and_occupancy(language
     result, events = _run(find_lab("vector-add").references[language], language)
     assert result.verdict == "accepted", result.message
     kinds = [e.type for e in events]
-    assert kinds.count("timing") == 3 and kinds.count("metrics") == 3 and kinds.count("occupancy") == 3
+    assert kinds.count("timing") == 3 and kinds.count("metrics") == 3
+    assert kinds.count("occupancy") >= 3  # one per size from the GPU, and the calculator's own
     for m in result.metrics["sizes"]:
         assert m["bandwidth"] > 0 and not m["above_roof"]
     for o in result.occupancy["sizes"]:
