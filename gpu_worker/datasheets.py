@@ -18,8 +18,9 @@ class Datasheet(BaseModel):
 DATASHEETS: dict[str, Datasheet] = {
     "H200": Datasheet(name="NVIDIA H200 SXM (datasheet)", memory_bandwidth=4.8e12, fp32=67e12, bf16_tensor=989e12),
     "H100": Datasheet(name="NVIDIA H100 SXM (datasheet)", memory_bandwidth=3.35e12, fp32=67e12, bf16_tensor=989e12),
-    "A100": Datasheet(name="NVIDIA A100 SXM 80GB (datasheet)", memory_bandwidth=2.039e12, fp32=19.5e12,
-                      bf16_tensor=312e12),
+    "A100": Datasheet(
+        name="NVIDIA A100 SXM 80GB (datasheet)", memory_bandwidth=2.039e12, fp32=19.5e12, bf16_tensor=312e12
+    ),
 }
 
 

@@ -62,12 +62,15 @@ class _Reporter:
             _report("labs.record_event", self.submission_id, payload)
 
     def finish(self, result: Result) -> None:
-        final = self.final or Event(
-            type="error" if result.verdict == "error" else "done",
-            seq=self.last_seq + 1,
-            verdict=result.verdict,
-            message=result.message,
-        ).to_wire()
+        final = (
+            self.final
+            or Event(
+                type="error" if result.verdict == "error" else "done",
+                seq=self.last_seq + 1,
+                verdict=result.verdict,
+                message=result.message,
+            ).to_wire()
+        )
         _report("labs.record_result", self.submission_id, result.to_wire(), final)
 
 
@@ -114,8 +117,13 @@ def run_job(self: Any, payload: dict) -> str:
             message=f"The worker failed outside your code ({type(exc).__name__}); it has been logged.",
         )
     result.elapsed_seconds = result.elapsed_seconds or round(time.monotonic() - started, 3)
-    log.info("submission %s: %s in %.2f s: %s", job.submission_id, result.verdict, result.elapsed_seconds,
-             result.message[:500])
+    log.info(
+        "submission %s: %s in %.2f s: %s",
+        job.submission_id,
+        result.verdict,
+        result.elapsed_seconds,
+        result.message[:500],
+    )
     reporter.finish(result)
     return result.verdict
 
@@ -124,6 +132,19 @@ def serve(pool: str | None = None, loglevel: str = "INFO") -> None:
     """Start a worker for this slice's queue: concurrency 1, prefetch 1, late acknowledgement."""
     queue = settings.queue if pool is None else ("sim" if pool == "sim" else f"gpu.{pool}")
     app.worker_main(
-        ["worker", "-Q", queue, "--concurrency", "1", "--prefetch-multiplier", "1", "-n", f"{queue}@%h",
-         "--loglevel", loglevel, "--without-gossip", "--without-mingle"]
+        [
+            "worker",
+            "-Q",
+            queue,
+            "--concurrency",
+            "1",
+            "--prefetch-multiplier",
+            "1",
+            "-n",
+            f"{queue}@%h",
+            "--loglevel",
+            loglevel,
+            "--without-gossip",
+            "--without-mingle",
+        ]
     )

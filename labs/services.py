@@ -188,9 +188,7 @@ def submit_run(user: User, exercise_slug: Any, language: Any, source: Any) -> Su
         )
         job = build_job(submission)
         _store_event(submission, Event(type="queued", seq=1, queue=submission.queue).to_wire())
-        transaction.on_commit(
-            lambda: app.send_task(RUN_TASK, args=[job.to_wire()], queue=submission.queue)
-        )
+        transaction.on_commit(lambda: app.send_task(RUN_TASK, args=[job.to_wire()], queue=submission.queue))
     _broadcast(submission, submission.events.get(seq=1).payload)
     return submission
 
@@ -289,4 +287,3 @@ def submission_state(submission: Submission, with_events: bool = True) -> dict:
         state["result"] = submission.result
         state["events"] = [e.payload for e in submission.events.all()]
     return state
-

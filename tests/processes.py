@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import redis
 from django.conf import settings
@@ -44,7 +45,12 @@ class Service:
         self.name, self.log_path = name, LOGS / f"test-{name}.log"
         self.log = self.log_path.open("w")
         self.process = subprocess.Popen(
-            argv, cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+            argv,
+            cwd=ROOT,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
             preexec_fn=_die_with_parent,
         )
         self._wait_for(ready_text)
@@ -76,14 +82,47 @@ def base_env(db_url: str) -> dict[str, str]:
 
 
 def start_web_worker(db_url: str) -> Service:
-    argv = [sys.executable, "-m", "celery", "-A", "labsite", "worker", "-Q", "web", "-P", "solo", "-n", "web-test@%h",
-            "--without-gossip", "--without-mingle", "--loglevel", "INFO"]
+    argv = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "labsite",
+        "worker",
+        "-Q",
+        "web",
+        "-P",
+        "solo",
+        "-n",
+        "web-test@%h",
+        "--without-gossip",
+        "--without-mingle",
+        "--loglevel",
+        "INFO",
+    ]
     return Service("worker-web", argv, base_env(db_url))
 
 
 def start_sim_worker(name: str = "worker-sim", **extra: str) -> Service:
     # The worker gets the broker address and nothing else of the web's: no database, no secret key.
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "VIRTUAL_ENV")}
-    env.update(WARPLAB_BROKER_URL=settings.CELERY_BROKER_URL, WARPLAB_POOL="sim", WARPLAB_BACKEND="sim",
-               PYTHONUNBUFFERED="1", **extra)
+    env.update(
+        WARPLAB_BROKER_URL=settings.CELERY_BROKER_URL,
+        WARPLAB_POOL="sim",
+        WARPLAB_BACKEND="sim",
+        PYTHONUNBUFFERED="1",
+        **extra,
+    )
     return Service(name, [sys.executable, "-m", "gpu_worker", "serve"], env)
+
+
+def wait_until_finished(submission: Any, timeout: float = 90) -> Any:
+    """Poll the database until the run is done or errored; fail with the sim worker's log."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        submission.refresh_from_db()
+        if submission.finished:
+            return submission
+        time.sleep(0.2)
+    log = (LOGS / "test-worker-sim.log").read_text()[-2000:]
+    raise AssertionError(f"submission {submission.pk} still {submission.status}; sim worker log:\n{log}")

@@ -42,25 +42,56 @@ def roofline_figure(
     if ceilings is not None:
         fig.add_trace(_roof_trace(ceilings.copy_bandwidth, ceilings.fp32, "FP32 roof (measured)", "solid", "#1f77b4"))
         if ceilings.bf16_tensor:
-            fig.add_trace(_roof_trace(ceilings.copy_bandwidth, ceilings.bf16_tensor, "BF16 tensor roof (measured)",
-                                      "solid", "#9467bd"))
+            fig.add_trace(
+                _roof_trace(
+                    ceilings.copy_bandwidth, ceilings.bf16_tensor, "BF16 tensor roof (measured)", "solid", "#9467bd"
+                )
+            )
     if datasheet is not None:
-        fig.add_trace(_roof_trace(datasheet.memory_bandwidth, datasheet.fp32, "FP32 roof (datasheet)", "dash",
-                                  "#7f7f7f"))
-        fig.add_trace(_roof_trace(datasheet.memory_bandwidth, datasheet.bf16_tensor, "BF16 tensor roof (datasheet)",
-                                  "dot", "#bcbd22"))
+        fig.add_trace(
+            _roof_trace(datasheet.memory_bandwidth, datasheet.fp32, "FP32 roof (datasheet)", "dash", "#7f7f7f")
+        )
+        fig.add_trace(
+            _roof_trace(
+                datasheet.memory_bandwidth, datasheet.bf16_tensor, "BF16 tensor roof (datasheet)", "dot", "#bcbd22"
+            )
+        )
     if earlier:
-        fig.add_trace(go.Scatter(x=[p[0] for p in earlier], y=[p[1] for p in earlier], mode="markers",
-                                 name="your earlier runs", marker={"color": "#aaaaaa", "size": 8}))
+        fig.add_trace(
+            go.Scatter(
+                x=[p[0] for p in earlier],
+                y=[p[1] for p in earlier],
+                mode="markers",
+                name="your earlier runs",
+                marker={"color": "#aaaaaa", "size": 8},
+            )
+        )
     if reference is not None:
-        fig.add_trace(go.Scatter(x=[reference[0]], y=[reference[1]], mode="markers", name="reference",
-                                 marker={"symbol": "diamond", "size": 11, "color": "#2ca02c"}))
+        fig.add_trace(
+            go.Scatter(
+                x=[reference[0]],
+                y=[reference[1]],
+                mode="markers",
+                name="reference",
+                marker={"symbol": "diamond", "size": 11, "color": "#2ca02c"},
+            )
+        )
     if intensity is not None and achieved is not None:
-        fig.add_trace(go.Scatter(x=[intensity], y=[achieved], mode="markers", name="this submission",
-                                 marker={"symbol": "star", "size": 16, "color": "#d62728"}))
+        fig.add_trace(
+            go.Scatter(
+                x=[intensity],
+                y=[achieved],
+                mode="markers",
+                name="this submission",
+                marker={"symbol": "star", "size": 16, "color": "#d62728"},
+            )
+        )
     elif intensity is not None:
-        fig.add_vline(x=intensity, line={"color": "#d62728", "dash": "dot"},
-                      annotation_text=f"this kernel: {intensity:.3g} FLOP/byte (not timed)")
+        fig.add_vline(
+            x=intensity,
+            line={"color": "#d62728", "dash": "dot"},
+            annotation_text=f"this kernel: {intensity:.3g} FLOP/byte (not timed)",
+        )
     fig.update_layout(
         title={"text": f"Roofline · {source_label}"},
         xaxis={"type": "log", "title": "arithmetic intensity (FLOP/byte)", "range": [-2, 4]},

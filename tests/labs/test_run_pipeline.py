@@ -5,15 +5,11 @@ The workers are real processes on the test database; nothing is mocked.
 
 from __future__ import annotations
 
-import time
-from pathlib import Path
-
 import pytest
 from django.db import connection
 
 from gpu_worker.labspec import find_lab
 from labs import services
-from labs.models import Submission
 from tests import processes
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.integration]
@@ -33,19 +29,12 @@ def workers(django_db_setup, django_db_blocker):
     web.stop()
 
 
-def wait_until_finished(submission: Submission, timeout: float = 90) -> Submission:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        submission.refresh_from_db()
-        if submission.finished:
-            return submission
-        time.sleep(0.2)
-    log = Path(processes.LOGS / "test-worker-sim.log").read_text()[-2000:]
-    raise AssertionError(f"submission {submission.pk} still {submission.status}; sim worker log:\n{log}")
+def submit_and_wait(user, language: str, case: str):
+    return processes.wait_until_finished(services.submit_run(user, "vector-add", language, CASES[case].source))
 
 
 def test_a_correct_numba_kernel_is_accepted_with_its_events_in_order(workers, alice, labs_loaded):
-    run = wait_until_finished(services.submit_run(alice, "vector-add", "numba", CASES["correct-numba"].source))
+    run = submit_and_wait(alice, "numba", "correct-numba")
     assert run.verdict == "accepted", run.result
     types = [e.type for e in run.events.all()]
     assert types[0] == "queued" and types[1] == "started" and types[-1] == "done"
@@ -56,19 +45,19 @@ def test_a_correct_numba_kernel_is_accepted_with_its_events_in_order(workers, al
 
 
 def test_a_syntax_error_points_at_the_learners_line(workers, alice, labs_loaded):
-    run = wait_until_finished(services.submit_run(alice, "vector-add", "numba", CASES["syntax-error-numba"].source))
+    run = submit_and_wait(alice, "numba", "syntax-error-numba")
     assert run.verdict == "compile_error"
     assert run.result["compile"]["diagnostics"][0]["line"] == 7
 
 
 def test_a_cuda_cpp_attempt_shows_its_registers(workers, alice, labs_loaded):
-    run = wait_until_finished(services.submit_run(alice, "vector-add", "cuda", CASES["correct-cuda"].source))
+    run = submit_and_wait(alice, "cuda", "correct-cuda")
     assert run.verdict == "not_run"
     assert run.result["compile"]["registers"] > 0
 
 
 def test_an_off_by_one_is_a_wrong_answer_with_its_first_mismatch(workers, alice, labs_loaded):
-    run = wait_until_finished(services.submit_run(alice, "vector-add", "numba", CASES["off-by-one"].source))
+    run = submit_and_wait(alice, "numba", "off-by-one")
     assert run.verdict == "wrong_answer"
     mismatch = run.result["check"]["mismatches"][0]
     assert mismatch["index"] == 999  # the last element, never written

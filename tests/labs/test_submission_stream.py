@@ -89,8 +89,13 @@ async def test_an_instructor_may_watch(ian, run):
 
 def test_a_nan_read_back_from_a_poisoned_output_is_stored_as_a_string(alice, run):
     mismatch = {"index": 999, "expected": 1.5, "got": float("nan")}
-    result = {"submission_id": run.pk, "verdict": "wrong_answer", "backend": "sim", "device": "simulator",
-              "check": {"passed": False, "mismatches": [mismatch], "max_abs_error": float("inf")}}
+    result = {
+        "submission_id": run.pk,
+        "verdict": "wrong_answer",
+        "backend": "sim",
+        "device": "simulator",
+        "check": {"passed": False, "mismatches": [mismatch], "max_abs_error": float("inf")},
+    }
     services.record_result(run.pk, result)
     run.refresh_from_db()
     assert run.result["check"]["mismatches"][0]["got"] == "NaN"

@@ -89,6 +89,8 @@ def test_it_refuses_a_post_without_the_csrf_token(alice, labs_loaded):
 
 def test_it_limits_the_runs_per_minute(alice_client, settings):
     settings.WARPLAB_RUNS_PER_MINUTE = 2
-    codes = [post(alice_client, {"exercise": "vector-add", "language": "numba", "source": GOOD}).status_code
-             for _ in range(3)]
+    codes = [
+        post(alice_client, {"exercise": "vector-add", "language": "numba", "source": GOOD}).status_code
+        for _ in range(3)
+    ]
     assert codes == [201, 201, 429]

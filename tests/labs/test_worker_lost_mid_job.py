@@ -1,0 +1,43 @@
+"""A job whose worker dies mid-run is not lost: the broker redelivers it to another worker, which runs it again.
+
+Its own module, so that no other test's worker can take the job.
+"""
+
+import time
+
+import pytest
+from django.db import connection
+
+from gpu_worker.labspec import find_lab
+from labs import services
+from tests import processes
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.integration]
+
+CASES = {case.name: case for case in find_lab("vector-add").cases}
+
+# Still importing when its worker is killed.
+SLOW_BUT_CORRECT = "import time\ntime.sleep(4)\n\n" + CASES["correct-numba"].source
+
+
+def test_a_job_whose_worker_is_killed_is_run_again_by_another_worker(alice, labs_loaded, django_db_setup):
+    processes.purge_queues("sim", "web")
+    web = processes.start_web_worker(processes.database_url(connection.settings_dict))
+    doomed = processes.start_sim_worker("worker-sim-doomed", WARPLAB_VISIBILITY_TIMEOUT="3")
+    try:
+        run = services.submit_run(alice, "vector-add", "numba", SLOW_BUT_CORRECT)
+        deadline = time.monotonic() + 30
+        while run.status != "running" and time.monotonic() < deadline:
+            time.sleep(0.1)
+            run.refresh_from_db()
+        assert run.status == "running"
+        doomed.kill()  # SIGKILL to the whole worker, mid-job: nothing acknowledged the message
+        rescuer = processes.start_sim_worker("worker-sim-rescuer", WARPLAB_VISIBILITY_TIMEOUT="3")
+        try:
+            run = processes.wait_until_finished(run, timeout=120)
+        finally:
+            rescuer.stop()
+    finally:
+        web.stop()
+    assert run.verdict == "accepted"
+    assert any("run again" in e.payload.get("message", "") for e in run.events.filter(type="log"))
