@@ -112,7 +112,7 @@ class _Child:
                     self.send({"type": "memory", "index": index, "memory": memory})
                 if request.get("measure") and hasattr(backend, "time"):  # the cuda backend: occupancy, timing
                     try:
-                        occupancy = backend.occupancy(compiled.handle, config)
+                        occupancy = backend.occupancy(compiled.handle, config)  # type: ignore[attr-defined]
                         self.send({"type": "occupancy", "index": index, "occupancy": occupancy})
                         self.send({"type": "timing", "index": index, "timing": backend.time()})
                     except LearnerError as exc:

@@ -218,7 +218,7 @@ def run_job(job: Job, emit: Emit, backend: str = "sim") -> Result:
     counter = itertools.count(FIRST_SEQ)
 
     def send(kind: str, **fields: Any) -> None:
-        emit(Event(type=kind, seq=next(counter), **fields))  # type: ignore[arg-type]
+        emit(Event.of(kind, next(counter), **fields))
 
     def finish(verdict: str, message: str, **fields: Any) -> Result:
         result = Result(

@@ -37,7 +37,7 @@ SIZE_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "int": int,
 }
 
-_BINARY = {
+_BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
     ast.Mult: operator.mul,
@@ -51,8 +51,12 @@ _BINARY = {
     ast.BitOr: operator.or_,
     ast.MatMult: operator.matmul,
 }
-_UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}
-_COMPARE = {
+_UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
+    ast.USub: operator.neg,
+    ast.UAdd: operator.pos,
+    ast.Invert: operator.invert,
+}
+_COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
     ast.Lt: operator.lt,
     ast.LtE: operator.le,
     ast.Gt: operator.gt,
@@ -96,7 +100,7 @@ def _evaluate(node: ast.AST, names: Mapping[str, Any], allow_numpy: bool) -> Any
                 return getattr(ev(n.value), n.attr)
             raise FormulaError(f"attribute {n.attr!r} is not allowed")
         if isinstance(n, ast.Call) and not n.keywords:
-            func = ev(n.func)  # a name from SIZE_FUNCTIONS or, with NumPy, an `np.` attribute
+            func: Callable[..., Any] = ev(n.func)  # a name from SIZE_FUNCTIONS or, with NumPy, an `np.` attribute
             numpy_call = allow_numpy and isinstance(n.func, ast.Attribute)
             if numpy_call or any(func is f for f in SIZE_FUNCTIONS.values()):
                 return func(*(ev(a) for a in n.args))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import uuid as uuid_lib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -155,7 +156,7 @@ def _check_formulas(path: Path, spec: LabSpec) -> None:
             raise LabError(f"{path}: field 'expected.{out}': {exc}") from None
 
 
-def _read_sources(folder: Path, stem: str, languages: list[str], required: bool) -> dict[str, str]:
+def _read_sources(folder: Path, stem: str, languages: Sequence[str], required: bool) -> dict[str, str]:
     found = {}
     for language in languages:
         path = folder / f"{stem}{SOURCE_SUFFIX[language]}"

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION: Literal[1] = 1
 MAX_SOURCE_BYTES = 64 * 1024
 
 Language = Literal["numba", "cuda"]
@@ -148,6 +148,11 @@ class Event(Model):
     type: EventType
     seq: int = 0
     at: float = Field(default_factory=time.time)
+
+    @classmethod
+    def of(cls, type: str, seq: int, **facts: Any) -> Event:
+        """An event with its facts as extra fields (validated, so a bad type fails here)."""
+        return cls.model_validate({"type": type, "seq": seq, **facts})
 
 
 class Diagnostic(Model):

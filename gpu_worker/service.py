@@ -62,15 +62,9 @@ class _Reporter:
             _report("labs.record_event", self.submission_id, payload)
 
     def finish(self, result: Result) -> None:
-        final = (
-            self.final
-            or Event(
-                type="error" if result.verdict == "error" else "done",
-                seq=self.last_seq + 1,
-                verdict=result.verdict,
-                message=result.message,
-            ).to_wire()
-        )
+        kind = "error" if result.verdict == "error" else "done"
+        fallback = Event.of(kind, self.last_seq + 1, verdict=result.verdict, message=result.message)
+        final = self.final or fallback.to_wire()
         _report("labs.record_result", self.submission_id, result.to_wire(), final)
 
 
@@ -95,7 +89,7 @@ def run_job(self: Any, payload: dict) -> str:
     redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
     reporter = _Reporter(job.submission_id, seq_offset=1000 if redelivered else 0)
     if redelivered:
-        reporter(Event(type="log", seq=1, message="A worker was lost during this run; it is being run again."))
+        reporter(Event.of("log", 1, message="A worker was lost during this run; it is being run again."))
     started = time.monotonic()
     try:
         result = run_in_engine(job, reporter, backend=job.backend or settings.backend)

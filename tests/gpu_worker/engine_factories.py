@@ -46,9 +46,10 @@ def alices_job(
     wall_seconds: float | None = None,
     launch: LaunchSpec | None = None,
     submission_id: int | None = None,
+    lab: Lab | None = None,
 ) -> Job:
-    """Alice, a student, submits `source` (dedented) for vector-add."""
-    exercise = vector_add_lab().exercise_ref(language)
+    """Alice, a student, submits `source` (dedented) for vector-add, or for `lab`."""
+    exercise = (lab or vector_add_lab()).exercise_ref(language)
     if wall_seconds is not None:
         exercise.limits.wall_seconds = wall_seconds
     return Job(

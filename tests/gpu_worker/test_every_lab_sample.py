@@ -1,0 +1,24 @@
+"""Every lab folder's sample submissions get the verdict their expected.yaml names, on the simulator.
+
+vector-add's samples have their own, more detailed test file; this one covers every other lab, so
+that a new lab folder is checked in CI the day it lands.
+"""
+
+from __future__ import annotations
+
+import pytest
+from engine_factories import alices_job, run
+
+from gpu_worker.labspec import find_lab, load_all
+
+CASES = [(lab.spec.slug, case) for lab in load_all()[1] if lab.spec.slug != "vector-add" for case in lab.cases]
+
+
+def test_there_are_sample_cases_beyond_vector_add():
+    assert len({slug for slug, _ in CASES}) >= 2
+
+
+@pytest.mark.parametrize(("slug", "case"), CASES, ids=[f"{slug}/{case.name}" for slug, case in CASES])
+def test_the_sample_gets_its_expected_verdict(slug, case):
+    outcome = run(alices_job(case.source, case.language, lab=find_lab(slug)))
+    assert outcome.result.verdict == case.verdict_on("sim"), outcome.result.message
