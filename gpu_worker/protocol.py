@@ -172,6 +172,7 @@ class CompileInfo(Model):
     arch: str | None = None
     diagnostics: list[Diagnostic] = Field(default_factory=list)
     ptx_excerpt: str | None = None
+    sass_excerpt: str | None = None  # machine code with the learner's source lines between instructions
     # added by the execution engine; spill_bytes is the spill stores, local_bytes the stack frame
     spill_store_bytes: int | None = None
     spill_load_bytes: int | None = None

@@ -116,9 +116,14 @@ export class ResultsView {
       for (const note of info.notes) notes.append(el("li", {}, String(note)));
       box.append(notes);
     }
-    if (info.ptx_excerpt) {
-      const details = el("details", { class: "ptx" });
-      details.append(el("summary", {}, "PTX excerpt"), el("pre", {}, String(info.ptx_excerpt)));
+    const listings = [
+      ["sass_excerpt", "sass", "SASS (machine code) with your source lines"],
+      ["ptx_excerpt", "ptx", "PTX excerpt"],
+    ];
+    for (const [field, cls, title] of listings) {
+      if (!info[field]) continue;
+      const details = el("details", { class: cls });
+      details.append(el("summary", {}, title), el("pre", {}, String(info[field])));
       box.append(details);
     }
   }

@@ -52,7 +52,7 @@ def signature(types_spec: list[list[Any]]) -> tuple:
 
 
 def analyse(source_path: Path, entry: str, types_spec: list[list[Any]]) -> dict[str, Any]:
-    from gpu_worker.backends import ptxas
+    from gpu_worker.backends import ptxas, sass
     from gpu_worker.diagnostics import from_exception, from_numba_error
     from gpu_worker.protocol import CompileInfo
 
@@ -109,6 +109,11 @@ def analyse(source_path: Path, entry: str, types_spec: list[list[Any]]) -> dict[
             stats[symbol].fill(info)
         else:
             info.notes.append("ptxas did not report the kernel")
+        info.sass_excerpt, missing = sass.excerpt(
+            ptx_path.with_suffix(".cubin"), symbol, source_path.read_text(), entry
+        )
+        if missing:
+            info.notes.append(missing)
     return {"ok": True, "info": info.model_dump()}
 
 

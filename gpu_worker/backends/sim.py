@@ -23,7 +23,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from gpu_worker.backends import SIM_DEVICE, nvcc, ptxas
+from gpu_worker.backends import SIM_DEVICE, nvcc, ptxas, sass
 from gpu_worker.backends.base import Backend, Compiled, LearnerError
 from gpu_worker.backends.learner_module import import_learner_module
 from gpu_worker.diagnostics import exception_text, from_exception, from_syntax_error, learner_line
@@ -191,7 +191,6 @@ class SimBackend(Backend):
             diagnostic = Diagnostic(line=line, message=exception_text(exc))
             raise LearnerError("runtime_error", _located(diagnostic), [diagnostic]) from None
 
-
     def take_memory_report(self) -> dict[str, Any] | None:
         """The traced launch's memory analysis, once."""
         report, self._memory_report = self._memory_report, None
@@ -238,6 +237,9 @@ def compile_cuda(source: str, entry: str, args: list[ArgSpec], workdir: Path) ->
     else:
         if entry in stats:
             stats[entry].fill(info)
+        info.sass_excerpt, missing = sass.excerpt(ptx_path.with_suffix(".cubin"), entry, source)
+        if missing:
+            info.notes.append(missing)
     info.max_threads_per_block = 1024
     return Compiled(info=info, handle=None, not_run_reason=NOT_RUN)
 

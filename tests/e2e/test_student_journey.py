@@ -55,3 +55,5 @@ class StudentJourneyTests(BrowserTestCase):
         assert page.get_attribute("#verdict", "data-verdict") == "not_run"
         registers = page.get_attribute("#compile-info[data-registers]", "data-registers")
         assert registers is not None and int(registers) > 0
+        sass = page.text_content("#compile-info details.sass pre")
+        assert "// line 6: c[i] = a[i] + b[i];" in sass and "FADD" in sass
