@@ -11,13 +11,19 @@ The learner's code runs in this process, so it could write to the message
 pipe too; the engine validates every message and checks outputs it computed
 itself, so a forged message can at worst fail the learner's own job. Copies of
 this process made by a learner's `fork` exit at once instead of talking.
+
+Started as `... REQUEST_FD MESSAGE_FD --spare BACKEND CPU_SECONDS` it is a
+spare (see `gpu_worker.spare`): it imports its backend first, sends `ready`,
+and only then blocks reading the request.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
+import resource
 import sys
 import tempfile
 import traceback
@@ -125,11 +131,47 @@ class _Child:
             backend.close()
 
 
+def _warm_up(backend: str) -> None:
+    """A spare's imports (and, for cuda, its CUDA context), done before its job's request arrives."""
+    import gpu_worker.backends.base  # noqa: F401
+    import gpu_worker.inputs  # noqa: F401
+    import gpu_worker.launch  # noqa: F401
+    import gpu_worker.protocol  # noqa: F401
+
+    if backend == "sim":
+        import numba.cuda  # noqa: F401  # the simulator (the sandbox sets NUMBA_ENABLE_CUDASIM)
+
+        import gpu_worker.backends.sim  # noqa: F401
+        import gpu_worker.memtrace  # noqa: F401
+    elif backend == "cuda":
+        with contextlib.suppress(Exception):  # a failure here shows again, and is reported, in the job itself
+            import gpu_worker.backends.cuda  # noqa: F401  # CuPy, Numba and their patches, in the usual order
+
+            os.environ.setdefault("NUMBA_CUDA_ARRAY_INTERFACE_SYNC", "0")  # as CudaBackend() sets it
+            import cupy
+
+            cupy.cuda.runtime.free(0)  # creates the device's primary context
+
+
+def _become_spare(argv: list[str], writer: MessageWriter) -> None:
+    """Import what the job will need, keep only the job's CPU seconds from here on, and say `ready`."""
+    backend, cpu_seconds = argv[0], int(argv[1])
+    _warm_up(backend)
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    limit = math.ceil(used.ru_utime + used.ru_stime) + cpu_seconds
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    if hard == resource.RLIM_INFINITY or limit < hard:
+        resource.setrlimit(resource.RLIMIT_CPU, (limit, limit))  # lowering needs no privilege
+    writer.send({"type": "ready"})
+
+
 def main(argv: list[str]) -> int:
     request_fd, message_fd = int(argv[0]), int(argv[1])
     os.set_inheritable(message_fd, False)  # compilers and learners' subprocesses do not get it
     writer = MessageWriter(message_fd)
     try:
+        if argv[2:3] == ["--spare"]:  # a spare (gpu_worker.spare): warm up, then wait for the request
+            _become_spare(argv[3:], writer)
         request = _read_request(request_fd)
         if request.get("gpu_lock_fd") is not None:  # the worker's per-GPU timing lock, inherited (gpu_lock.py)
             os.environ["WARPLAB_GPU_LOCK_FD"] = str(int(request["gpu_lock_fd"]))

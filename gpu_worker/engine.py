@@ -13,6 +13,7 @@ failure is ours (infrastructure), not the learner's.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import os
@@ -26,14 +27,14 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from gpu_worker import analysis, checker, sandbox
+from gpu_worker import analysis, checker, sandbox, spare
 from gpu_worker.backends import device_name
 from gpu_worker.formula import FormulaError, array_value
 from gpu_worker.gpu_lock import open_worker_lock_fd
 from gpu_worker.gpu_report import GpuReport, load_ceilings
 from gpu_worker.inputs import input_arrays, job_seed, shape_of
 from gpu_worker.launch import LaunchRejected, resolve_launch
-from gpu_worker.protocol import MAX_SOURCE_BYTES, CheckInfo, CompileInfo, Diagnostic, Event, Job, Result
+from gpu_worker.protocol import MAX_SOURCE_BYTES, CheckInfo, CompileInfo, Diagnostic, Event, Job, Limits, Result
 from gpu_worker.wire import WireError
 
 FIRST_SEQ = 2
@@ -274,8 +275,10 @@ def run_job(job: Job, emit: Emit, backend: str = "sim") -> Result:
     if backend_name == "cuda":  # GPU measurements: occupancy and timing per size, under the per-GPU lock
         judge.gpu = GpuReport(job, runs, send, judge.state.checks, load_ceilings())
         request["measure"] = True
-        lock_fd = open_worker_lock_fd()
-        request["gpu_lock_fd"] = lock_fd
+    warm = _take_spare(backend_name, limits, extra)  # a spare child already warm, or None: a cold start
+    if backend_name == "cuda":
+        lock_fd = open_worker_lock_fd() if warm is None else None  # a spare holds its own, inherited at its start
+        request["gpu_lock_fd"] = lock_fd if warm is None else warm.lock_fd
     malformed = ""
     try:
         run = sandbox.run_sandboxed(
@@ -287,6 +290,7 @@ def run_job(job: Job, emit: Emit, backend: str = "sim") -> Result:
             final_types=FINAL_TYPES,
             inherit_fds=(lock_fd,) if lock_fd is not None else (),
             max_message_bytes=_message_budget(judge.args, runs),
+            spare=warm.started if warm is not None else None,
         )
     except (_Malformed, WireError) as exc:
         malformed = f"the job's messages were malformed ({exc}); did your code write to the engine's pipe?"
@@ -296,9 +300,13 @@ def run_job(job: Job, emit: Emit, backend: str = "sim") -> Result:
     finally:
         if lock_fd is not None:
             os.close(lock_fd)
+        if warm is not None:
+            warm.release()
     state = judge.state
     if state.uid is not None:
         isolation = {**isolation, "uid": state.uid}
+    if spare.enabled():
+        isolation = {**isolation, "warm_start": warm is not None}
     if run is None:
         verdict, message = "runtime_error", malformed
         output, truncated = "", False
@@ -334,6 +342,16 @@ def run_job(job: Job, emit: Emit, backend: str = "sim") -> Result:
         figures=state.figures,
         **gpu_fields,
     )
+
+
+def _take_spare(backend: str, limits: Limits, extra: int) -> spare.Spare | None:
+    """The ready spare for this job (see `gpu_worker.spare`), and the next one started; None: start cold."""
+    if not spare.enabled():
+        return None
+    warm = spare.take(backend, limits, extra)
+    with contextlib.suppress(Exception):  # without a next spare the next job starts cold, as without spares
+        spare.refill(backend, limits, extra)  # starts while this job runs: only a fork and exec here
+    return warm
 
 
 def _message_budget(args: list[Any], runs: list[dict[str, Any]]) -> int:

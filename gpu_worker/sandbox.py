@@ -339,6 +339,50 @@ class _Session:
         self.proc.wait()
 
 
+@dataclass
+class Started:
+    """A child started in its sandbox, waiting for its request on `req_w`."""
+
+    plan: _Plan
+    session: _Session
+    req_w: int
+    msg_r: int
+    info_r: int
+
+
+def start(
+    backend: str,
+    limits: Limits,
+    extra_processes: int = 0,
+    inherit_fds: tuple[int, ...] = (),
+    spare_cpu_allowance: int | None = None,
+) -> Started:
+    """Start a child in its sandbox; it reads its request from the returned pipe.
+
+    With `spare_cpu_allowance` the child is a spare: it imports its backend,
+    says `ready`, and lowers its CPU limit to what it used plus the job's
+    (RLIMIT_CPU at start is the job's plus the allowance, for the imports).
+    """
+    req_r, req_w = os.pipe()
+    msg_r, msg_w = os.pipe()
+    info_r, info_w = os.pipe()
+    child_args = [str(req_r), str(msg_w)]
+    if spare_cpu_allowance is not None:
+        child_args += ["--spare", backend, str(int(limits.cpu_seconds))]
+    the_plan = plan(backend, limits, child_args, extra_processes, info_fd=info_w)
+    if spare_cpu_allowance is not None:
+        the_plan.limits = [
+            (which, value + spare_cpu_allowance if which == resource.RLIMIT_CPU else value)
+            for which, value in the_plan.limits
+        ]
+    try:
+        session = _Session(the_plan, [req_r, msg_w, info_w, *inherit_fds], b"")
+    finally:
+        for fd in (req_r, msg_w, info_w):
+            os.close(fd)
+    return Started(the_plan, session, req_w, msg_r, info_r)
+
+
 def run_sandboxed(
     request: dict[str, Any],
     limits: Limits,
@@ -350,6 +394,7 @@ def run_sandboxed(
     final_types: frozenset[str] = frozenset(),
     inherit_fds: tuple[int, ...] = (),  # e.g. the per-GPU timing lock (gpu_lock.py), kept open by the caller
     grace_seconds: float = 1.0,
+    spare: Started | None = None,  # a child started earlier (gpu_worker.spare) that waits for this request
 ) -> SandboxRun:
     """Start the child, send it `request`, pass each message to `on_message`, stop it at the wall limit.
 
@@ -357,18 +402,16 @@ def run_sandboxed(
     stops the child and propagates. After a message whose type is in
     `final_types` the job has `grace_seconds` to end before it is killed (a
     learner's leftover background process must not hold the result back).
+    Without `spare` the child is started here (a cold start).
     """
-    req_r, req_w = os.pipe()
-    msg_r, msg_w = os.pipe()
-    info_r, info_w = os.pipe()
-    the_plan = plan(backend, limits, [str(req_r), str(msg_w)], extra_processes, info_fd=info_w)
-    request = {**request, "drop_uid": the_plan.drop_uid, "drop_gid": the_plan.drop_uid}
     started = time.monotonic()
-    try:
-        session = _Session(the_plan, [req_r, msg_w, info_w, *inherit_fds], json.dumps(request).encode())
-    finally:
-        for fd in (req_r, msg_w, info_w):
-            os.close(fd)
+    if spare is None:
+        spare = start(backend, limits, extra_processes, inherit_fds)
+    else:
+        started = time.monotonic()  # the hand-over: a spare's wall clock counts from here, not from its start
+    the_plan, session, req_w, msg_r, info_r = spare.plan, spare.session, spare.req_w, spare.msg_r, spare.info_r
+    request = {**request, "drop_uid": the_plan.drop_uid, "drop_gid": the_plan.drop_uid}
+    session.payload = memoryview(json.dumps(request).encode())
     assert session.proc.stdout is not None
     out_fd = session.proc.stdout.fileno()
     reader = MessageReader(max_message_bytes)

@@ -71,7 +71,12 @@ class _Reporter:
 @app.task(name="gpu_worker.run_job", bind=True)
 def run_job(self: Any, payload: dict) -> str:
     """Run one learner job; the verdict is returned, the facts go to the web queue."""
+    from gpu_worker import spare
     from gpu_worker.engine import run_job as run_in_engine
+
+    # Warm starts: a spare sandbox owned by this (the task's) process; the environment can say 0 or 1.
+    # On by default for the simulator only: the GPU spare (context created ahead) is not yet measured on a GPU.
+    spare.set_default(settings.backend == "sim")
 
     submission_id = int(payload.get("submission_id", 0))
     try:

@@ -1,0 +1,179 @@
+"""Warm starts: a spare sandbox serves one job exactly as a cold one would, and nothing of it outlives the engine."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from pathlib import Path
+
+import pytest
+from engine_factories import CORRECT_NUMBA_KERNEL, alices_job, module_with, processes_mentioning, run, unique_token
+
+from gpu_worker import sandbox, spare
+
+SYNTAX_ERROR = """
+@cuda.jit
+def vector_add(a, b, c):
+    i = cuda.grid(1)
+    if i < c.size
+        c[i] = a[i] + b[i]
+"""
+
+
+@pytest.fixture
+def spares(monkeypatch):
+    """Spares on; every spare handed over recorded (its sandbox's pid); none left afterwards."""
+    monkeypatch.setenv(spare.ENV, "1")
+    spare.shutdown()
+    taken: list[spare.Spare | None] = []
+    real_take = spare.POOL.take
+
+    def recording_take(*args, **kwargs):
+        found = real_take(*args, **kwargs)
+        taken.append(found)
+        return found
+
+    monkeypatch.setattr(spare, "take", recording_take)
+    yield taken
+    spare.shutdown()
+
+
+def _parents() -> dict[int, int]:
+    found = {}
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if fields[0] != "Z":
+                found[int(entry.name)] = int(fields[1])
+    return found
+
+
+def _my_spares() -> list[int]:
+    """Live spare sandboxes started by this process (another test run on this machine may have its own)."""
+    parents = _parents()
+    return [pid for pid in processes_mentioning("--spare") if parents.get(pid) == os.getpid()]
+
+
+def _tree(root: int) -> set[int]:
+    """`root` and every live process below it (the spare's sandboxed processes, in their PID namespace)."""
+    parents, tree = _parents(), {root}
+    while grown := {p for p, parent in parents.items() if parent in tree} - tree:
+        tree |= grown
+    return tree & set(parents)
+
+
+def _shape(events):
+    return [(e.type, e.model_dump().get("verdict"), e.model_dump().get("passed")) for e in events]
+
+
+def test_a_warm_job_gets_the_same_verdict_and_events_as_a_cold_one(spares):
+    cold = run(alices_job(module_with("")))
+    warm = run(alices_job(module_with("")))
+    assert [s is not None for s in spares] == [False, True]
+    assert cold.result.sandbox["warm_start"] is False and warm.result.sandbox["warm_start"] is True
+    assert cold.result.verdict == warm.result.verdict == "accepted"
+    assert _shape(cold.events) == _shape(warm.events)
+    assert warm.result.sandbox["uid"] == 65534
+
+
+def test_a_warm_compile_error_points_at_line_7(spares):
+    run(alices_job(module_with("")))
+    result = run(alices_job(module_with("", SYNTAX_ERROR))).result
+    assert spares[-1] is not None
+    assert result.verdict == "compile_error"
+    assert result.compile.diagnostics[0].line == 7
+
+
+def test_two_warm_jobs_run_in_two_processes_and_the_second_sees_nothing_of_the_first(spares):
+    run(alices_job(module_with("")))
+    writer = module_with("open('/tmp/left-by-job-one', 'w').write('secret')\nprint('WROTE')")
+    reader = module_with("import os\nprint('SEEN' if os.path.exists('/tmp/left-by-job-one') else 'CLEAN')")
+    first = run(alices_job(writer)).result
+    second = run(alices_job(reader)).result
+    one, two = spares[1], spares[2]
+    assert one is not None and two is not None and one.pid != two.pid
+    assert "WROTE" in first.output and first.verdict == "accepted"
+    assert "CLEAN" in second.output and second.verdict == "accepted"
+
+
+def test_a_hanging_warm_job_is_stopped_at_its_wall_limit_counted_from_the_hand_over(spares, monkeypatch):
+    hanging = """
+    @cuda.jit
+    def vector_add(a, b, c):
+        while True:
+            pass
+    """
+    token = unique_token()
+    runs: list[sandbox.SandboxRun] = []
+    real = sandbox.run_sandboxed
+    monkeypatch.setattr(sandbox, "run_sandboxed", lambda *a, **k: runs.append(real(*a, **k)) or runs[-1])
+    run(alices_job(module_with(""), wall_seconds=3))  # cold; starts the spare for these limits
+    time.sleep(3)  # the spare's imports are done: the hand-over is the start of the clock
+    started = time.monotonic()
+    source = module_with(f'import subprocess\nsubprocess.Popen(["sleep", "{token}"])', hanging)
+    result = run(alices_job(source, wall_seconds=3)).result
+    assert spares[-1] is not None
+    assert result.verdict == "timeout" and "3 s" in result.message
+    assert runs[-1].timed_out and 3 <= runs[-1].wall_seconds < 3 + 2
+    assert time.monotonic() - started < 3 + 2
+    assert processes_mentioning(token) == []
+
+
+def test_a_spare_for_other_limits_is_not_used(spares):
+    run(alices_job(module_with("")))  # starts a spare with the exercise's own limits
+    result = run(alices_job(module_with(""), wall_seconds=7)).result
+    assert spares[-1] is None and result.sandbox["warm_start"] is False
+    assert result.verdict == "accepted", (result.message, result.output)
+
+
+def test_a_spare_that_died_while_waiting_is_not_used(spares):
+    run(alices_job(module_with("")))
+    (waiting,) = spare.POOL.spares.values()
+    waiting.started.session.proc.kill()
+    waiting.started.session.proc.wait()
+    result = run(alices_job(module_with(""))).result
+    assert spares[-1] is None
+    assert result.verdict == "accepted", (result.message, result.output)
+
+
+def test_with_spares_switched_off_none_is_started(monkeypatch):
+    monkeypatch.setenv(spare.ENV, "0")
+    spare.shutdown()
+    run(alices_job(module_with("")))
+    assert spare.POOL.spares == {}
+    assert _my_spares() == []
+
+
+def test_after_the_engines_cleanup_no_spare_process_remains(spares):
+    run(alices_job(module_with("", CORRECT_NUMBA_KERNEL)))
+    (waiting,) = spare.POOL.spares.values()
+    assert waiting.wait_ready(30) and _my_spares() == [waiting.pid]
+    sandboxed = _tree(waiting.pid)
+    assert len(sandboxed) >= 2  # bwrap and the warm Python inside it
+    spare.shutdown()
+    assert spare.POOL.spares == {} and waiting.started.session.proc.poll() is not None
+    assert _my_spares() == [] and sandboxed & set(_parents()) == set()
+
+
+def test_a_warm_job_gets_its_own_cpu_seconds_from_the_hand_over(spares):
+    def job(source: str):
+        made = alices_job(source, wall_seconds=20)
+        made.exercise.limits.cpu_seconds = 3
+        return made
+
+    run(job(module_with("")))  # cold; starts the spare for these limits
+    report = """
+    import resource
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    print("LEFT", resource.getrlimit(resource.RLIMIT_CPU)[0] - (used.ru_utime + used.ru_stime))
+    """
+    told = run(job(module_with(report))).result
+    left = float(next(line for line in told.output.splitlines() if line.startswith("LEFT")).split()[1])
+    assert spares[-1] is not None and 2.0 <= left <= 4.0  # 3 s and a rounding, not 3 s plus the allowance
+    started = time.monotonic()
+    hog = run(job(module_with("while True:\n    pass"))).result
+    assert spares[-1] is not None
+    # killed by its 3 CPU seconds, long before the 20 s wall limit; the verdict is the cold path's own
+    # (RLIMIT_CPU soft = hard: the kernel's SIGKILL reads as a runtime_error there too)
+    assert hog.verdict in ("timeout", "runtime_error") and time.monotonic() - started < 10
