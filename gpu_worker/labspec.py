@@ -3,6 +3,8 @@
 A lab is a folder `labs/content/<module>/<exercise>/` holding `lab.yaml`,
 `README.md`, `starter.<ext>`, `reference.<ext>` per language and
 `tests/<case>/` (a `submission.<ext>` and an `expected.yaml` with its verdict).
+Each reference is a sample case too (`reference-<language>`): it must be accepted,
+except CUDA C++ on the simulator, which compiles it but cannot run it.
 A module folder carries `module.yaml`. Both the web app (`sync_labs`) and the
 worker's command line read labs through this module; a bad folder fails naming
 the file and the field.
@@ -187,6 +189,19 @@ def _read_cases(folder: Path) -> list[SampleCase]:
     return cases
 
 
+def _reference_cases(references: dict[str, str]) -> list[SampleCase]:
+    return [
+        SampleCase(
+            f"reference-{language}",
+            language,  # type: ignore[arg-type]
+            source,
+            "accepted",
+            {"sim": "not_run"} if language == "cuda" else {},
+        )
+        for language, source in sorted(references.items())
+    ]
+
+
 def load_lab(folder: Path, module: ModuleSpec | None = None) -> Lab:
     """Load and validate one lab folder."""
     folder = Path(folder)
@@ -201,14 +216,15 @@ def load_lab(folder: Path, module: ModuleSpec | None = None) -> Lab:
     statement_path = folder / "README.md"
     if not statement_path.exists():
         raise LabError(f"{statement_path}: file is missing")
+    references = _read_sources(folder, "reference", spec.languages, required=True)
     return Lab(
         folder=folder,
         module=module or load_module(folder.parent),
         spec=spec,
         statement=statement_path.read_text(),
         starters=_read_sources(folder, "starter", spec.languages, required=True),
-        references=_read_sources(folder, "reference", spec.languages, required=True),
-        cases=_read_cases(folder),
+        references=references,
+        cases=_reference_cases(references) + _read_cases(folder),
     )
 
 

@@ -33,7 +33,10 @@ app.conf.update(
     worker_concurrency=1,
     task_soft_time_limit=settings.soft_time_limit,
     task_time_limit=settings.hard_time_limit,
-    broker_transport_options={"visibility_timeout": settings.visibility_timeout},
+    broker_transport_options={
+        "visibility_timeout": settings.visibility_timeout,
+        "global_keyprefix": settings.broker_prefix,
+    },
     broker_connection_retry_on_startup=True,
     worker_hijack_root_logger=True,
 )

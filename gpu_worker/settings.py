@@ -20,6 +20,7 @@ class WorkerSettings(BaseSettings):
     backend: Literal["sim", "cuda"] = "sim"
     pool: str = "sim"  # "sim", or a GPU pool such as "h200.full" or "h200.mps30"
     results_queue: str = "web"
+    broker_prefix: str = ""  # the web side's WARPLAB_BROKER_PREFIX: both must name the same queues
     # Celery's limits sit above the sandbox's own wall-clock limit and below the broker's
     # visibility timeout, so a lost worker's job is redelivered rather than run twice at once.
     soft_time_limit: int = 240

@@ -81,6 +81,8 @@ CHANNEL_LAYERS = {
 }
 
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL)
+# A prefix on every broker key keeps two labs (or two test runs) on one Redis apart; workers use the same.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"global_keyprefix": env("WARPLAB_BROKER_PREFIX", default="")}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_IGNORE_RESULT = True

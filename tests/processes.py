@@ -30,7 +30,9 @@ def database_url(settings_dict: dict) -> str:
 
 def purge_queues(*queues: str) -> None:
     """Drop jobs left in the test broker by earlier tests, so no stale job lands on a reused id."""
-    redis.from_url(settings.CELERY_BROKER_URL).delete(*queues, "unacked", "unacked_index")
+    prefix = settings.CELERY_BROKER_TRANSPORT_OPTIONS["global_keyprefix"]
+    keys = [prefix + key for key in (*queues, "unacked", "unacked_index")]
+    redis.from_url(settings.CELERY_BROKER_URL).delete(*keys)
 
 
 def _die_with_parent() -> None:
@@ -110,6 +112,7 @@ def start_sim_worker(name: str = "worker-sim", **extra: str) -> Service:
         WARPLAB_BROKER_URL=settings.CELERY_BROKER_URL,
         WARPLAB_POOL="sim",
         WARPLAB_BACKEND="sim",
+        WARPLAB_BROKER_PREFIX=settings.CELERY_BROKER_TRANSPORT_OPTIONS["global_keyprefix"],
         PYTHONUNBUFFERED="1",
         **extra,
     )

@@ -16,7 +16,7 @@ class StudentJourneyTests(BrowserTestCase):
         page.click("text=Vector add")
         page.wait_for_selector(".cm-content")
         assert "TODO" in page.inner_text(".cm-content")
-        self.replace_source(CASES["correct-numba"].source)
+        self.replace_source(CASES["reference-numba"].source)
         page.click("#submit")
         page.wait_for_selector("#verdict[data-verdict]", timeout=60_000)
         assert page.get_attribute("#verdict", "data-verdict") == "accepted"
@@ -49,7 +49,7 @@ class StudentJourneyTests(BrowserTestCase):
         page.goto(f"{self.live_server_url}/exercises/vector-add/")
         page.select_option("#language", "cuda")
         page.wait_for_function("document.querySelector('.cm-content').innerText.includes('__global__')")
-        self.replace_source(CASES["correct-cuda"].source)
+        self.replace_source(CASES["reference-cuda"].source)
         page.click("#submit")
         page.wait_for_selector("#verdict[data-verdict]", timeout=60_000)
         assert page.get_attribute("#verdict", "data-verdict") == "not_run"

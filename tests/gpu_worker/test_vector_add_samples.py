@@ -41,7 +41,7 @@ def test_the_off_by_one_kernel_is_shown_the_element_it_never_wrote():
 
 
 def test_cuda_cpp_on_the_simulator_is_analysed_but_not_run():
-    result = sample_run("correct-cuda").result
+    result = sample_run("reference-cuda").result
     assert result.message.startswith("CUDA C++ is compiled and analysed on the simulator backend, not run")
     assert result.compile.registers and result.compile.registers > 0
     assert result.compile.spill_bytes == 0 and result.compile.entry_symbol == "vector_add"
@@ -50,7 +50,7 @@ def test_cuda_cpp_on_the_simulator_is_analysed_but_not_run():
 
 
 def test_a_numba_kernel_is_compiled_for_sm_90_and_measured_by_ptxas():
-    compiled = sample_run("correct-numba").result.compile
+    compiled = sample_run("reference-numba").result.compile
     assert compiled.arch == "sm_90" and "ptxas" in compiled.tool
     assert compiled.registers and compiled.registers > 0
     assert compiled.shared_bytes == 0 and compiled.spill_bytes == 0

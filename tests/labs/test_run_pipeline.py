@@ -34,7 +34,7 @@ def submit_and_wait(user, language: str, case: str):
 
 
 def test_a_correct_numba_kernel_is_accepted_with_its_events_in_order(workers, alice, labs_loaded):
-    run = submit_and_wait(alice, "numba", "correct-numba")
+    run = submit_and_wait(alice, "numba", "reference-numba")
     assert run.verdict == "accepted", run.result
     types = [e.type for e in run.events.all()]
     assert types[0] == "queued" and types[1] == "started" and types[-1] == "done"
@@ -51,7 +51,7 @@ def test_a_syntax_error_points_at_the_learners_line(workers, alice, labs_loaded)
 
 
 def test_a_cuda_cpp_attempt_shows_its_registers(workers, alice, labs_loaded):
-    run = submit_and_wait(alice, "cuda", "correct-cuda")
+    run = submit_and_wait(alice, "cuda", "reference-cuda")
     assert run.verdict == "not_run"
     assert run.result["compile"]["registers"] > 0
 

@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.integration]
 CASES = {case.name: case for case in find_lab("vector-add").cases}
 
 # Still importing when its worker is killed.
-SLOW_BUT_CORRECT = "import time\ntime.sleep(4)\n\n" + CASES["correct-numba"].source
+SLOW_BUT_CORRECT = "import time\ntime.sleep(4)\n\n" + CASES["reference-numba"].source
 
 
 def test_a_job_whose_worker_is_killed_is_run_again_by_another_worker(alice, labs_loaded, django_db_setup):
