@@ -187,9 +187,10 @@ def submit_run(user: User, exercise_slug: Any, language: Any, source: Any) -> Su
             owner=user, exercise=exercise, language=language, source=source, queue=_queue_for(exercise)
         )
         job = build_job(submission)
-        _store_event(submission, Event(type="queued", seq=1, queue=submission.queue).to_wire())
+        queued = Event.of("queued", 1, queue=submission.queue).to_wire()
+        _store_event(submission, queued)
         transaction.on_commit(lambda: app.send_task(RUN_TASK, args=[job.to_wire()], queue=submission.queue))
-    _broadcast(submission, submission.events.get(seq=1).payload)
+    _broadcast(submission, queued)
     return submission
 
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Literal
 
+from gpu_worker.backends import toolkit
 from gpu_worker.protocol import Diagnostic
 
 SOURCE_NAME = "submission.cu"
@@ -35,16 +35,11 @@ _EXPECTED = re.compile(r'^expected an? (?:"[^"]+"|\w+)')
 
 
 def find_nvcc() -> str | None:
-    return shutil.which("nvcc") or next((p for p in ("/usr/local/cuda/bin/nvcc",) if os.path.exists(p)), None)
+    return toolkit.find_tool("nvcc")
 
 
 def version() -> str:
-    tool = find_nvcc()
-    if tool is None:
-        return ""
-    out = subprocess.run([tool, "--version"], capture_output=True, text=True).stdout
-    m = re.search(r"release (\S+),", out)
-    return m.group(1) if m else ""
+    return toolkit.release("nvcc")
 
 
 def _is_learner_file(path: str) -> bool:

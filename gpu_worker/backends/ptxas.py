@@ -13,13 +13,12 @@ paths assemble with this module, so their numbers are comparable.
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpu_worker.backends import toolkit
 from gpu_worker.protocol import CompileInfo
 
 ARCH = "sm_90"
@@ -108,16 +107,11 @@ def excerpt(ptx: str, entry: str, max_lines: int = 60) -> str:
 
 def find_ptxas() -> str | None:
     """ptxas on PATH, else the toolkit's."""
-    return shutil.which("ptxas") or next((p for p in ("/usr/local/cuda/bin/ptxas",) if os.path.exists(p)), None)
+    return toolkit.find_tool("ptxas")
 
 
 def version() -> str:
-    tool = find_ptxas()
-    if tool is None:
-        return ""
-    out = subprocess.run([tool, "--version"], capture_output=True, text=True).stdout
-    m = re.search(r"release (\S+),", out)
-    return m.group(1) if m else ""
+    return toolkit.release("ptxas")
 
 
 def assemble(ptx_path: Path, arch: str = ARCH, timeout: float = 60) -> tuple[dict[str, KernelStats], str]:

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import importlib.util
 import re
-import shutil
 import subprocess
 from pathlib import Path
+
+from gpu_worker.backends import toolkit
 
 LINE_MARK = re.compile(r'^\s*//## File "[^"]*", line (\d+)')
 INSTRUCTION = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s*(.*?)\s*$")
@@ -22,7 +23,7 @@ SECTION = re.compile(r"^//-+ (\S+)")
 
 def find_nvdisasm() -> str | None:
     """nvdisasm on PATH, else the one NVIDIA's wheel installs under site-packages/nvidia/cu*/bin."""
-    found = shutil.which("nvdisasm")
+    found = toolkit.find_tool("nvdisasm")
     if found:
         return found
     spec = importlib.util.find_spec("nvidia")

@@ -26,6 +26,21 @@ def vector_add(a, b, c):
 """
 
 
+# The events of an accepted run on the simulator, in order.
+ACCEPTED_ON_SIM = [
+    "started",
+    "compiled",
+    "occupancy",
+    "figure",
+    "figure",
+    "figure",
+    "check",
+    "memory",
+    "figure",
+    "done",
+]
+
+
 def vector_add_lab() -> Lab:
     return find_lab("vector-add")
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from engine_factories import vector_add_lab
+from engine_factories import ACCEPTED_ON_SIM, vector_add_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 LAB = vector_add_lab().folder
@@ -28,18 +28,7 @@ def test_run_prints_the_result_as_json_and_events_on_stderr():
     result = json.loads(done.stdout)
     assert result["verdict"] == "accepted" and result["backend"] == "sim"
     events = [json.loads(line) for line in done.stderr.splitlines()]
-    assert [e["type"] for e in events] == [
-        "started",
-        "compiled",
-        "occupancy",
-        "figure",
-        "figure",
-        "figure",
-        "check",
-        "memory",
-        "figure",
-        "done",
-    ]
+    assert [e["type"] for e in events] == ACCEPTED_ON_SIM
 
 
 def test_run_exits_0_for_a_verdict_that_is_not_accepted():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import os
 
-from engine_factories import Run, alices_job, module_with, run
+from engine_factories import ACCEPTED_ON_SIM, Run, alices_job, module_with, run
 
 from gpu_worker import engine
 from gpu_worker.backends import SIM_DEVICE
@@ -18,18 +18,7 @@ def accepted_run() -> Run:
 
 def test_it_emits_events_in_order_with_increasing_sequence_numbers_from_2():
     events = accepted_run().events
-    assert [e.type for e in events] == [
-        "started",
-        "compiled",
-        "occupancy",
-        "figure",
-        "figure",
-        "figure",
-        "check",
-        "memory",
-        "figure",
-        "done",
-    ]
+    assert [e.type for e in events] == ACCEPTED_ON_SIM
     assert [e.seq for e in events] == list(range(2, 12))
     assert all(a.at <= b.at for a, b in zip(events, events[1:], strict=False))
 
