@@ -7,6 +7,10 @@ started as root, and writes messages to the other pipe (see `gpu_worker.wire`):
 `runtime_error`), then one `outputs` per size (with the output arrays), then
 `not_run` or `finished`. It never judges the outputs: the engine does.
 
+With `"profile": {"index": i}` in the request (`gpu_worker.profiling`, the child
+then runs under Nsight Compute) it launches size i once, under the per-GPU
+lock, and sends `profiled` instead of outputs, memory reports or timings.
+
 The learner's code runs in this process, so it could write to the message
 pipe too; the engine validates every message and checks outputs it computed
 itself, so a forged message can at worst fail the learner's own job. Copies of
@@ -101,16 +105,23 @@ class _Child:
             if compiled.handle is None:
                 self.send({"type": "not_run", "message": compiled.not_run_reason})
                 return
+            profile = request.get("profile")
             for index, run in enumerate(request["runs"]):
+                if profile is not None and index != int(profile["index"]):
+                    continue
                 values = make_arguments(args, run["sizes"], run["seed"])
                 config = LaunchConfig(tuple(run["grid"]), tuple(run["block"]), run.get("shared_bytes", 0))
                 try:
-                    backend.launch(compiled.handle, [values[a.name] for a in args], config)
+                    with _gpu_lock(backend) if profile is not None else contextlib.nullcontext():
+                        backend.launch(compiled.handle, [values[a.name] for a in args], config)
                 except LearnerError as exc:
                     self.leave_if_forked()
                     diagnostics = [d.model_dump() for d in exc.diagnostics]
                     self.send({"type": exc.verdict, "message": exc.message, "diagnostics": diagnostics, "index": index})
                     return
+                if profile is not None:  # the profiler has what it came for; no outputs, no timing
+                    self.send({"type": "profiled", "index": index})
+                    continue
                 outputs = {a.name: values[a.name] for a in args if a.role == "out"}
                 self.send({"type": "outputs", "index": index}, outputs)
                 memory = backend.take_memory_report() if hasattr(backend, "take_memory_report") else None
@@ -129,6 +140,14 @@ class _Child:
         finally:
             self.leave_if_forked()
             backend.close()
+
+
+def _gpu_lock(backend: Any) -> contextlib.AbstractContextManager[float]:
+    """The per-GPU lock around a profiled launch, so no timed run shares the GPU with the profiler's replays."""
+    from gpu_worker.gpu_lock import timing_lock
+
+    uuid = getattr(backend, "uuid", None)
+    return timing_lock(uuid) if uuid else contextlib.nullcontext(0.0)
 
 
 def _warm_up(backend: str) -> None:

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from gpu_worker import analysis, checker, sandbox, spare
+from gpu_worker import analysis, checker, profiling, sandbox, spare
 from gpu_worker.backends import device_name
 from gpu_worker.formula import FormulaError, array_value
 from gpu_worker.gpu_lock import open_worker_lock_fd
@@ -326,6 +326,8 @@ def run_job(job: Job, emit: Emit, backend: str = "sim") -> Result:
                 judge.label,
             )
         )
+    if verdict == "accepted" and backend_name == "cuda":  # the counters, once, after the measured run
+        gpu_fields["profile"] = profiling.profile_job(job, runs, request, limits, send, device=device)
     if state.occupancy is not None:
         gpu_fields["occupancy"] = {**(gpu_fields.get("occupancy") or {}), "calculator": state.occupancy}
     return finish(

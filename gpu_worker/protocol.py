@@ -40,6 +40,7 @@ EventType = Literal[
     "metrics",
     "figure",
     "memory",  # sectors per request and bank conflicts from the simulator's trace (gpu_worker.memtrace)
+    "profile",  # Nsight Compute's counters for the largest size, in words (gpu_worker.profiling)
     "log",
     "done",
     "error",
@@ -215,6 +216,7 @@ class Result(Model):
     metrics: dict[str, Any] | None = None
     occupancy: dict[str, Any] | None = None
     memory: dict[str, Any] | None = None  # a gpu_worker.memtrace_report.MemoryReport, from the sim backend
+    profile: dict[str, Any] | None = None  # Nsight Compute's facts (gpu_worker.profiling), cuda backend only
     figures: list[dict[str, Any]] = Field(default_factory=list)
     sandbox: dict[str, Any] = Field(default_factory=dict)
     diagnostics: list[Diagnostic] = Field(default_factory=list)  # where a runtime error happened

@@ -37,7 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -105,13 +105,14 @@ def _stub_etc() -> Path:
     return folder
 
 
-def _read_only_paths() -> list[Path]:
-    """Python, the venv, this package, and a toolkit that lives outside /usr."""
+def _read_only_paths(extra: Sequence[Path] = ()) -> list[Path]:
+    """Python, the venv, this package, a toolkit that lives outside /usr, and `extra` (a profiler's folder)."""
     paths = [Path(sys.base_prefix), Path(sys.prefix), PACKAGE_DIR]
     toolkit = _toolkit_root()
     if toolkit is not None:
         paths.append(toolkit)
     paths += [Path(p) for p in os.environ.get(EXTRA_BINDS_ENV, "").split(":") if p]
+    paths += list(extra)
     unique: list[Path] = []
     for p in sorted({p.resolve() for p in paths if p.exists()}, key=lambda p: len(p.parts)):
         if p == Path("/usr") or Path("/usr") in p.parents or any(u in p.parents for u in unique):
@@ -120,7 +121,9 @@ def _read_only_paths() -> list[Path]:
     return unique
 
 
-def _bwrap_args(backend: str, root_mode: bool) -> list[str]:
+def _bwrap_args(
+    backend: str, root_mode: bool, read_only: Sequence[Path] = (), writable: Sequence[Path] = (), wrapped: bool = False
+) -> list[str]:
     args = ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     if root_mode:
         args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]  # only to drop to nobody, then gone
@@ -140,13 +143,16 @@ def _bwrap_args(backend: str, root_mode: bool) -> list[str]:
     stub = _stub_etc()
     args += ["--ro-bind", str(stub / "passwd"), "/etc/passwd", "--ro-bind", str(stub / "group"), "/etc/group"]
     args += ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp"]
+    if wrapped:  # a profiler in front of the child may share memory with it through /dev/shm
+        args += ["--perms", "1777", "--tmpfs", "/dev/shm"]
     made = {Path("/"), Path("/etc"), Path("/tmp"), Path("/usr")}
-    for path in _read_only_paths():
+    binds = [("--ro-bind", p) for p in _read_only_paths(read_only)] + [("--bind", Path(p)) for p in writable]
+    for how, path in binds:
         for parent in reversed(path.parents):
             if parent not in made:  # bwrap would make missing parents 0700, unreadable for nobody
                 args += ["--perms", "0755", "--dir", str(parent)]
                 made.add(parent)
-        args += ["--ro-bind", str(path), str(path)]
+        args += [how, str(path), str(path)]
         made.add(path)
     if backend == "cuda":
         for dev in sorted(Path("/dev").glob("nvidia*")):
@@ -235,12 +241,25 @@ def _bwrap_version(bwrap: str) -> str:
 
 
 def plan(
-    backend: str, limits: Limits, child_args: list[str], extra_processes: int = 0, info_fd: int | None = None
+    backend: str,
+    limits: Limits,
+    child_args: list[str],
+    extra_processes: int = 0,
+    info_fd: int | None = None,
+    *,
+    wrapper: Sequence[str] = (),
+    read_only: Sequence[Path] = (),
+    writable: Sequence[Path] = (),
 ) -> _Plan:
-    """The command line, environment, rlimits and description of the sandbox for one job."""
+    """The command line, environment, rlimits and description of the sandbox for one job.
+
+    `wrapper` is a command the child runs under (a profiler: `ncu ...`), started
+    in the sandbox as the sandbox's first user, before the child drops to nobody;
+    `read_only` and `writable` are host folders it needs, bound at the same paths.
+    """
     root_mode = os.geteuid() == 0
     chosen, described = _rlimits(backend, limits, extra_processes)
-    command = [sys.executable, "-m", "gpu_worker.child", *child_args]
+    command = [*wrapper, sys.executable, "-m", "gpu_worker.child", *child_args]
     info: dict[str, Any] = {"network": False, "uid": NOBODY, "environment": "scrubbed", "limits": described}
     bwrap = find_bwrap()
     if bwrap:
@@ -252,7 +271,8 @@ def plan(
             "uid_switch": "setresuid in the child (worker runs as root)" if root_mode else "user namespace",
         }
         info_args = ["--info-fd", str(info_fd)] if info_fd is not None else []
-        argv = [bwrap, *_bwrap_args(backend, root_mode), *info_args, "--", *command]
+        sandbox_args = _bwrap_args(backend, root_mode, read_only, writable, wrapped=bool(wrapper))
+        argv = [bwrap, *sandbox_args, *info_args, "--", *command]
     elif shutil.which("unshare"):
         hidden = [str(p) for p in (Path(sys.base_prefix), Path(sys.prefix), PACKAGE_DIR) if not everyone_can_read(p)]
         if root_mode and hidden:
@@ -273,6 +293,8 @@ def plan(
         argv = [shutil.which("unshare") or "unshare", *flags, "--", *command]
     else:
         raise RuntimeError("no sandbox available: install bubblewrap (bwrap)")
+    if wrapper:
+        info["wrapped_by"] = os.path.basename(wrapper[0])
     return _Plan(argv, _environment(backend), info, NOBODY if root_mode else None, chosen)
 
 
@@ -356,12 +378,17 @@ def start(
     extra_processes: int = 0,
     inherit_fds: tuple[int, ...] = (),
     spare_cpu_allowance: int | None = None,
+    *,
+    wrapper: Sequence[str] = (),
+    read_only: Sequence[Path] = (),
+    writable: Sequence[Path] = (),
 ) -> Started:
     """Start a child in its sandbox; it reads its request from the returned pipe.
 
     With `spare_cpu_allowance` the child is a spare: it imports its backend,
     says `ready`, and lowers its CPU limit to what it used plus the job's
     (RLIMIT_CPU at start is the job's plus the allowance, for the imports).
+    `wrapper`, `read_only` and `writable` are `plan`'s.
     """
     req_r, req_w = os.pipe()
     msg_r, msg_w = os.pipe()
@@ -369,7 +396,16 @@ def start(
     child_args = [str(req_r), str(msg_w)]
     if spare_cpu_allowance is not None:
         child_args += ["--spare", backend, str(int(limits.cpu_seconds))]
-    the_plan = plan(backend, limits, child_args, extra_processes, info_fd=info_w)
+    the_plan = plan(
+        backend,
+        limits,
+        child_args,
+        extra_processes,
+        info_fd=info_w,
+        wrapper=wrapper,
+        read_only=read_only,
+        writable=writable,
+    )
     if spare_cpu_allowance is not None:
         the_plan.limits = [
             (which, value + spare_cpu_allowance if which == resource.RLIMIT_CPU else value)
@@ -395,6 +431,9 @@ def run_sandboxed(
     inherit_fds: tuple[int, ...] = (),  # e.g. the per-GPU timing lock (gpu_lock.py), kept open by the caller
     grace_seconds: float = 1.0,
     spare: Started | None = None,  # a child started earlier (gpu_worker.spare) that waits for this request
+    wrapper: Sequence[str] = (),  # a profiler the child runs under (gpu_worker.profiling); see `plan`
+    read_only: Sequence[Path] = (),
+    writable: Sequence[Path] = (),
 ) -> SandboxRun:
     """Start the child, send it `request`, pass each message to `on_message`, stop it at the wall limit.
 
@@ -406,7 +445,9 @@ def run_sandboxed(
     """
     started = time.monotonic()
     if spare is None:
-        spare = start(backend, limits, extra_processes, inherit_fds)
+        spare = start(
+            backend, limits, extra_processes, inherit_fds, wrapper=wrapper, read_only=read_only, writable=writable
+        )
     else:
         started = time.monotonic()  # the hand-over: a spare's wall clock counts from here, not from its start
     the_plan, session, req_w, msg_r, info_r = spare.plan, spare.session, spare.req_w, spare.msg_r, spare.info_r

@@ -216,6 +216,13 @@ function memorySentence(ev) {
   return [`memory (simulator): ${head}`, ...lines].join(" · ");
 }
 
+function profileSentence(ev) {
+  if (ev.available === false) return withDetail("Nsight Compute: not profiled", ev.reason);
+  const head = typeof ev.source === "string" && ev.source ? ev.source : "Nsight Compute";
+  const lines = Array.isArray(ev.explanations) ? ev.explanations.filter((l) => typeof l === "string" && l) : [];
+  return [head, ...lines].join(" · ");
+}
+
 function metricsSentence(ev) {
   const sizes = formatSizes(ev.sizes);
   const head = sizes ? `metrics ${sizes}` : "metrics";
@@ -273,6 +280,8 @@ export function eventSentence(ev) {
       return metricsSentence(ev);
     case "memory":
       return memorySentence(ev);
+    case "profile":
+      return profileSentence(ev);
     case "figure":
       return `figure: ${figureTitle(ev)}`;
     case "log": {

@@ -97,3 +97,15 @@ test("it lists the simulator's memory diagnosis line by line", () => {
 test("it uses the metrics' plain verdict", () => {
   assert.equal(eventSentence({ type: "metrics", verdict: "94% of the copy bandwidth." }), "metrics: 94% of the copy bandwidth.");
 });
+
+test("it gives Nsight Compute's explanations, or why the kernel was not profiled", () => {
+  const ev = {
+    type: "profile",
+    available: true,
+    source: "Nsight Compute 2025.3 on NVIDIA H200",
+    explanations: ["Achieved occupancy 85%.", "Each warp's load touches 4 sectors."],
+  };
+  assert.equal(eventSentence(ev), "Nsight Compute 2025.3 on NVIDIA H200 · Achieved occupancy 85%. · Each warp's load touches 4 sectors.");
+  const off = { type: "profile", available: false, reason: "Nsight Compute is not installed on this worker" };
+  assert.equal(eventSentence(off), "Nsight Compute: not profiled: Nsight Compute is not installed on this worker");
+});

@@ -35,8 +35,9 @@ def test_the_datasheet_is_found_by_the_device_name():
 
 
 def test_the_roofline_names_its_source_and_marks_the_point():
-    fig = roofline_figure("NVIDIA H200, full GPU, cuda backend", 1 / 12, 330e9, H200, DATASHEETS["H200"],
-                          reference=(1 / 12, 340e9))
+    fig = roofline_figure(
+        "NVIDIA H200, full GPU, cuda backend", 1 / 12, 330e9, H200, DATASHEETS["H200"], reference=(1 / 12, 340e9)
+    )
     names = [t["name"] for t in fig["data"]]
     assert "this submission" in names and "reference" in names and "FP32 roof (datasheet)" in names
     assert "NVIDIA H200" in fig["layout"]["title"]["text"]

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Fetch what a device call carries: `.whl` (the web side's wheels for the device's Python 3.12) and
+# `.deb` (Debian's redis-server and bubblewrap with their libraries). Both are git-ignored.
+#
+#     bench/fetch_device_deps.sh          # then run(..., carry=[".whl", ".deb"]) and source bench/device_setup.sh
+#
+# NumPy, Numba, numba-cuda, CuPy and the CUDA wheels are the device image's own and are left out.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rm -rf .whl .deb && mkdir -p .whl .deb
+grep -vE '^(#|$)|^(numpy|numba|numba-cuda|nvidia-)' requirements/base.txt > /tmp/warplab-device-reqs.txt
+python3 -m pip download -q --dest .whl --only-binary=:all: --python-version 3.12 \
+    --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 \
+    --implementation cp -r /tmp/warplab-device-reqs.txt
+(cd .deb && apt-get download redis-server redis-tools liblzf1 libjemalloc2 libatomic1 bubblewrap)
+echo "fetched $(ls .whl | wc -l) wheels ($(du -sh .whl | cut -f1)) and $(ls .deb | wc -l) Debian packages"

@@ -1,0 +1,488 @@
+"""The whole pipeline for real: Redis, the web-queue worker, a GPU (or sim) worker, jobs through Celery.
+
+    source bench/device_setup.sh && python3 bench/pipeline.py --out "$OUT"          # on the GPU machine
+    .venv/bin/python bench/pipeline.py --backend sim --out /tmp/pipeline-sim        # here, on the CPU
+
+It starts a private redis-server (unless `--redis-url`), migrates a temporary SQLite database, loads the
+labs, starts the web-queue Celery worker and then the execution worker (`python -m gpu_worker serve`),
+timing that cold start until the worker is ready (Celery's ` ready.` line, and the worker's heartbeat key
+`warplab:worker:<name>` when it publishes one). Then, with Django set up in this process, it submits the
+vector-add reference through `labs.services.submit_run` one job at a time (so no job waits behind another)
+and listens on the channel layer's `submission.<id>` group, as the WebSocket consumer does, timing each
+job's events from the submit: `started`, the first `figure`, the first `check`, `done`.
+
+The first job after the cold start is reported on its own; then `--rounds` rounds of every language
+(cuda and numba on the GPU; numba only on the simulator, which does not run CUDA C++). Writes
+`pipeline.md`, `pipeline.json` and `services.log` (the services' logs, merged) to `--out`. Exits 1 when
+a job was not accepted or was lost. `--spare 1` turns on the worker's spare sandboxes (warm starts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import ctypes
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+EXERCISE = "vector-add"
+FINAL = ("done", "error")
+NOT_READY = ("starting", "calibrating", "warming", "initialising", "initializing")  # heartbeat states
+TARGETS = {"p50": 1.5, "p95": 4.0, "cold_ready": 5.0}  # seconds (the issue's targets)
+
+
+def _die_with_parent() -> None:
+    """In each child: SIGTERM when this process dies, so a killed bench leaves no stale service."""
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+class Service:
+    """One child process in its own process group, its output in a log file under --out."""
+
+    def __init__(self, name: str, argv: list[str], env: dict[str, str], log_path: Path):
+        self.name, self.log_path = name, log_path
+        self.log = log_path.open("w")
+        self.offset = 0
+        self.spawned = time.monotonic()
+        self.process = subprocess.Popen(
+            argv,
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
+
+    def saw(self, text: str) -> bool:
+        """Whether `text` has appeared in the log (read from the start each time: logs stay small here)."""
+        return text in self.log_path.read_text(errors="replace")
+
+    def check_alive(self) -> None:
+        if self.process.poll() is not None:
+            tail = self.log_path.read_text(errors="replace")[-3000:]
+            raise RuntimeError(f"{self.name} exited with {self.process.returncode}:\n{tail}")
+
+    def wait_for(self, text: str, timeout: float) -> float:
+        """Seconds from the spawn until `text` is in the log."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.saw(text):
+                return time.monotonic() - self.spawned
+            self.check_alive()
+            time.sleep(0.01)
+        raise RuntimeError(f"{self.name}: no {text!r} after {timeout:.0f} s:\n{self.log_path.read_text()[-3000:]}")
+
+    def stop(self, grace: float = 15.0) -> None:
+        """SIGTERM to the group (Celery's warm shutdown), SIGKILL after `grace` seconds."""
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(timeout=10)
+        self.log.close()
+
+
+def start_redis(port: int, out: Path) -> tuple[Service, str]:
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise RuntimeError("redis-server is not on PATH (on the GPU machine: source bench/device_setup.sh)")
+    argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+    service = Service("redis", argv, dict(os.environ), out / "redis.log")
+    url = f"redis://127.0.0.1:{port}/0"
+    service.wait_for("Ready to accept connections", timeout=20)
+    return service, url
+
+
+def _heartbeats(client: Any, prefix: str) -> dict[str, Any]:
+    """The workers' heartbeat keys (`<prefix>warplab:worker:<name>`), parsed when they hold JSON."""
+    found: dict[str, Any] = {}
+    for key in client.scan_iter(match=f"{prefix}warplab:worker:*", count=100):
+        kind = client.type(key)
+        raw = client.get(key) if kind == b"string" else client.hgetall(key) if kind == b"hash" else None
+        if isinstance(raw, bytes):
+            with contextlib.suppress(ValueError):
+                raw = json.loads(raw)
+        elif isinstance(raw, dict):
+            raw = {k.decode(): v.decode(errors="replace") for k, v in raw.items()}
+        found[key.decode()] = raw
+    return found
+
+
+def wait_worker_ready(worker: Service, client: Any, prefix: str, timeout: float) -> dict[str, Any]:
+    """Time the cold start: Celery's ` ready.` line, and the heartbeat's first sight and each new state."""
+    deadline = time.monotonic() + timeout
+    ready: dict[str, Any] = {"log_ready_s": None, "heartbeat_first_s": None, "heartbeat_states": []}
+    last_state = None
+    while time.monotonic() < deadline:
+        now = time.monotonic() - worker.spawned
+        if ready["log_ready_s"] is None and worker.saw(" ready."):
+            ready["log_ready_s"] = round(now, 3)
+        beats = _heartbeats(client, prefix)
+        if beats:
+            ready["heartbeat_first_s"] = ready["heartbeat_first_s"] or round(now, 3)
+            beat = next(iter(beats.values()))
+            state = beat.get("state") if isinstance(beat, dict) else None
+            if state != last_state:
+                ready["heartbeat_states"].append({"at_s": round(now, 3), "state": state})
+                last_state = state
+            ready["heartbeat"] = beat
+        if ready["log_ready_s"] is not None and (not beats or str(last_state).lower() not in NOT_READY):
+            return ready
+        if ready["log_ready_s"] is not None and now - ready["log_ready_s"] > 30:
+            return ready  # a heartbeat that never says ready does not hold the bench up
+        worker.check_alive()
+        time.sleep(0.01)
+    raise RuntimeError(f"{worker.name}: not ready after {timeout:.0f} s:\n{worker.log_path.read_text()[-3000:]}")
+
+
+# --- jobs, in this process, with Django set up --------------------------------------------------
+
+
+async def run_one(user: Any, language: str, source: str, timeout: float) -> dict[str, Any]:
+    """Submit one job as the website does and time its events as a WebSocket viewer would get them."""
+    from asgiref.sync import sync_to_async
+    from channels.layers import get_channel_layer
+
+    from labs import services
+    from labs.models import Submission
+
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+    t0, wall0 = time.monotonic(), time.time()
+    submission = await sync_to_async(services.submit_run)(user, EXERCISE, language, source)
+    group = submission.group_name
+    # submit_run returns once the job is sent; the worker's first event needs a broker round trip and two
+    # task hops, so joining now misses nothing but `queued` (checked below against the stored events)
+    await layer.group_add(group, channel)
+    stored = await sync_to_async(lambda: list(submission.events.values_list("type", flat=True)))()
+    record: dict[str, Any] = {
+        "submission": submission.pk,
+        "language": language,
+        "submit_call_s": round(time.monotonic() - t0, 4),
+        "joined_late": [t for t in stored if t != "queued"],
+        "first": {},
+        "events": [],
+        "hop_s": [],
+    }
+    try:
+        while True:
+            remaining = t0 + timeout - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError
+            message = await asyncio.wait_for(layer.receive(channel), timeout=remaining)
+            event = message.get("event") or {}
+            now = time.monotonic() - t0
+            kind = event.get("type", "?")
+            record["events"].append([round(now, 4), kind, event.get("seq")])
+            record["first"].setdefault(kind, round(now, 4))
+            if isinstance(event.get("at"), (int, float)):  # worker's clock -> our receipt: the trip back
+                record["hop_s"].append(round(time.time() - event["at"], 4))
+            if kind == "started":
+                record["device"], record["backend"] = event.get("device"), event.get("backend")
+                record["pickup_s"] = round(event["at"] - wall0, 4) if "at" in event else None
+            if kind in FINAL:
+                record["verdict"], record["message"] = event.get("verdict", kind), event.get("message", "")
+                break
+    except TimeoutError:
+        record["verdict"], record["message"] = "lost", f"no final event within {timeout:.0f} s"
+    finally:
+        await layer.group_discard(group, channel)
+    done = await sync_to_async(Submission.objects.get)(pk=submission.pk)
+    result = done.result or {}
+    record["status"] = done.status
+    record["elapsed_s"] = result.get("elapsed_seconds")
+    record["warm_start"] = bool((result.get("sandbox") or {}).get("warm_start"))
+    record["figures"] = len(result.get("figures") or [])
+    first = record["first"]
+    if "started" in first and "figure" in first:
+        record["started_to_figure_s"] = round(first["figure"] - first["started"], 4)
+    return record
+
+
+def _make_student() -> Any:
+    from django.contrib.auth.models import User
+
+    from labs import services
+
+    groups = services.ensure_roles()
+    user, _ = User.objects.get_or_create(username="alice")
+    user.groups.add(groups[services.STUDENTS])
+    return user
+
+
+async def run_jobs(languages: list[str], rounds: int, timeout: float, deadline: float) -> dict[str, Any]:
+    from asgiref.sync import sync_to_async
+
+    from gpu_worker.labspec import find_lab
+
+    sources = {case.language: case.source for case in find_lab(EXERCISE).cases if case.name.startswith("reference")}
+    user = await sync_to_async(_make_student)()
+    cold = await run_one(user, languages[0], sources[languages[0]], timeout)
+    print(f"cold job: {_line(cold)}", flush=True)
+    jobs: list[dict[str, Any]] = []
+    stopped = ""
+    for r in range(rounds):
+        for language in languages:
+            if time.monotonic() > deadline:
+                stopped = f"stopped after {len(jobs)} jobs: the --deadline was reached"
+                break
+            job = await run_one(user, language, sources[language], timeout)
+            job["round"] = r
+            jobs.append(job)
+            print(f"round {r} {_line(job)}", flush=True)
+            if job["verdict"] == "lost":
+                stopped = "stopped: a job was lost"
+                break
+        if stopped:
+            break
+    return {"cold_job": cold, "jobs": jobs, "stopped": stopped}
+
+
+def _line(job: dict[str, Any]) -> str:
+    first = {k: job["first"].get(k, float("nan")) for k in ("started", "figure")}
+    final = job["first"].get("done", job["first"].get("error", float("nan")))
+    line = (
+        f"{job['language']:5} #{job['submission']}: {job['verdict']}; started {first['started']:.3f} s, "
+        f"first figure {first['figure']:.3f} s, final event {final:.3f} s"
+    )
+    return line if job["verdict"] == "accepted" else f"{line}: {job.get('message', '')[:500]}"
+
+
+# --- report ----------------------------------------------------------------------------------
+
+
+def _stats(values: list[float]) -> dict[str, float] | None:
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    p95 = statistics.quantiles(values, n=100, method="inclusive")[94] if len(values) > 1 else values[0]
+    return {"n": len(values), "p50": statistics.median(values), "p95": p95, "max": max(values)}
+
+
+METRICS = (
+    ("submit → started", lambda j: j["first"].get("started")),
+    ("submit → first figure (raw)", lambda j: j["first"].get("figure")),
+    ("submit → first figure, excluding queue wait (from started)", lambda j: j.get("started_to_figure_s")),
+    ("submit → first check", lambda j: j["first"].get("check")),
+    ("submit → done", lambda j: j["first"].get("done")),
+    ("worker event → received here (each event)", None),
+)
+
+
+def summarise(run: dict[str, Any], languages: list[str]) -> dict[str, Any]:
+    table: dict[str, dict[str, Any]] = {}
+    for language in [*languages, "all"]:
+        jobs = [j for j in run["jobs"] if language in ("all", j["language"])]
+        table[language] = {}
+        for name, pick in METRICS:
+            values = [h for j in jobs for h in j["hop_s"]] if pick is None else [pick(j) for j in jobs]
+            table[language][name] = _stats(values)
+    warm = table["all"][METRICS[2][0]] or {}
+    raw = table["all"][METRICS[1][0]] or {}
+    return {
+        "table": table,
+        "targets_met": {
+            "p50 ≤ 1.5 s (excluding queue wait)": bool(warm) and warm["p50"] <= TARGETS["p50"],
+            "p95 ≤ 4 s (excluding queue wait)": bool(warm) and warm["p95"] <= TARGETS["p95"],
+            "p50 ≤ 1.5 s (raw)": bool(raw) and raw["p50"] <= TARGETS["p50"],
+            "p95 ≤ 4 s (raw)": bool(raw) and raw["p95"] <= TARGETS["p95"],
+        },
+    }
+
+
+def merge_logs(out: Path, services: list[Service]) -> None:
+    """One `services.log` instead of a file per service: the device tool brings back at most 8 files."""
+    with (out / "services.log").open("w") as merged:
+        for service in services:
+            merged.write(f"===== {service.name} ({service.log_path.name}) =====\n")
+            merged.write(service.log_path.read_text(errors="replace"))
+            service.log_path.unlink()
+
+
+def write_report(out: Path, report: dict[str, Any]) -> str:
+    languages = report["languages"]
+    ready = report.get("worker_ready") or {}
+    lines = [
+        f"# Pipeline bench: {report['backend']} backend, {report.get('device', '?')}",
+        "",
+        f"{report['started_at']}; {report['rounds']} rounds × {', '.join(languages)}, one job at a time; "
+        f"spare sandboxes: {report['spare']}; host {report['host']}.",
+        "",
+        "| cold worker | seconds |",
+        "| --- | --- |",
+        f"| spawn → Celery ` ready.` | {ready.get('log_ready_s')} |",
+        f"| spawn → first heartbeat | {ready.get('heartbeat_first_s')} |",
+        f"| heartbeat states | {ready.get('heartbeat_states') or 'no heartbeat key'} |",
+        f"| target ≤ {TARGETS['cold_ready']:g} s met | {report.get('cold_ready_met')} |",
+    ]
+    cold = report.get("cold_job")
+    if cold:
+        first = cold["first"]
+        lines += [
+            "",
+            f"First job on the cold worker ({cold['language']}): {cold['verdict']}; started {first.get('started')} s, "
+            f"first figure {first.get('figure')} s, done {first.get('done')} s after the submit; "
+            f"warm start: {cold['warm_start']}.",
+        ]
+    summary = report.get("summary")
+    if summary:
+        lines += ["", "| metric (s) | language | n | p50 | p95 | max |", "| --- | --- | --- | --- | --- | --- |"]
+        for language, metrics in summary["table"].items():
+            for name, s in metrics.items():
+                if s:
+                    lines.append(
+                        f"| {name} | {language} | {s['n']} | {s['p50']:.3f} | {s['p95']:.3f} | {s['max']:.3f} |"
+                    )
+        lines += ["", "| target | met |", "| --- | --- |"]
+        lines += [f"| {name} | {met} |" for name, met in summary["targets_met"].items()]
+    bad = report.get("not_accepted") or []
+    lines += ["", f"Verdicts: {report.get('accepted', 0)} of {report.get('job_count', 0)} accepted."]
+    lines += [f"- #{j['submission']} {j['language']}: {j['verdict']}: {j['message'][:300]}" for j in bad]
+    if report.get("stopped"):
+        lines.append(f"- {report['stopped']}")
+    if report.get("error"):
+        lines += ["", f"**Failed:** {report['error']}"]
+    text = "\n".join(lines) + "\n"
+    (out / "pipeline.md").write_text(text)
+    (out / "pipeline.json").write_text(json.dumps(report, indent=1, default=str))
+    return text
+
+
+# --- main ------------------------------------------------------------------------------------
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--backend", choices=("cuda", "sim"), default="cuda")
+    parser.add_argument("--pool", default="h200.full", help="the GPU worker's pool (cuda backend)")
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--out", type=Path, default=ROOT / ".run" / "pipeline")
+    parser.add_argument("--redis-url", default=None, help="use this Redis instead of starting one")
+    parser.add_argument("--redis-port", type=int, default=6390)
+    parser.add_argument("--spare", choices=("auto", "0", "1"), default="auto", help="WARPLAB_SPARE_SANDBOX")
+    parser.add_argument("--job-timeout", type=float, default=120.0)
+    parser.add_argument("--ready-timeout", type=float, default=120.0)
+    parser.add_argument("--deadline", type=float, default=210.0, help="no new job after this many seconds")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    started = time.monotonic()
+    args.out.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="warplab-pipeline-"))
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so `finally` stops every service
+    languages = ["cuda", "numba"] if args.backend == "cuda" else ["numba"]
+    queue = f"gpu.{args.pool}" if args.backend == "cuda" else "sim"
+    prefix = f"bench{os.getpid()}:"
+    report: dict[str, Any] = {
+        "backend": args.backend,
+        "queue": queue,
+        "languages": languages,
+        "rounds": args.rounds,
+        "spare": "worker default" if args.spare == "auto" else args.spare,
+        "host": os.uname().nodename,
+        "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "python": sys.version.split()[0],
+    }
+    services: list[Service] = []
+    worker_env = dict(os.environ)  # before the web's variables: the worker gets no database or secret key
+    code = 1
+    try:
+        redis_url = args.redis_url
+        if redis_url is None:
+            redis_service, redis_url = start_redis(args.redis_port, args.out)
+            services.append(redis_service)
+        web_env = {
+            "DJANGO_SETTINGS_MODULE": "labsite.settings",
+            "DATABASE_URL": f"sqlite:///{work / 'db.sqlite3'}",
+            "SECRET_KEY": os.urandom(24).hex(),
+            "REDIS_URL": redis_url,
+            "CELERY_BROKER_URL": redis_url,
+            "CHANNELS_PREFIX": f"bench{os.getpid()}",
+            "WARPLAB_BROKER_PREFIX": prefix,
+            "WARPLAB_DEFAULT_QUEUE": queue,
+            "WARPLAB_RUNS_PER_MINUTE": "100000",
+            "PYTHONUNBUFFERED": "1",
+        }
+        os.environ.update(web_env)
+        import django
+        import redis
+        from django.core.management import call_command
+
+        t = time.monotonic()
+        django.setup()
+        call_command("migrate", verbosity=0, interactive=False)
+        call_command("sync_labs")
+        report["setup_db_s"] = round(time.monotonic() - t, 2)
+
+        web_argv = [sys.executable, "-m", "celery", "-A", "labsite", "worker", "-Q", "web", "-P", "solo"]
+        web_argv += ["-n", f"web-bench{os.getpid()}@%h", "--without-gossip", "--without-mingle", "--loglevel", "INFO"]
+        web = Service("worker-web", web_argv, dict(os.environ), args.out / "worker-web.log")
+        services.append(web)
+        report["web_worker_ready_s"] = round(web.wait_for(" ready.", args.ready_timeout), 3)
+
+        worker_env.update(
+            WARPLAB_BROKER_URL=redis_url,
+            WARPLAB_BROKER_PREFIX=prefix,
+            WARPLAB_BACKEND=args.backend,
+            WARPLAB_POOL=args.pool if args.backend == "cuda" else "sim",
+            PYTHONUNBUFFERED="1",
+        )
+        if args.spare != "auto":
+            worker_env["WARPLAB_SPARE_SANDBOX"] = args.spare
+        pool = args.pool if args.backend == "cuda" else "sim"
+        worker_argv = [sys.executable, "-m", "gpu_worker", "serve", "--pool", pool]
+        worker = Service(f"worker-{args.backend}", worker_argv, worker_env, args.out / f"worker-{args.backend}.log")
+        services.append(worker)
+        client = redis.Redis.from_url(redis_url)
+        ready = wait_worker_ready(worker, client, prefix, args.ready_timeout)
+        report["worker_ready"] = ready
+        report["cold_ready_met"] = ready["log_ready_s"] <= TARGETS["cold_ready"]
+        print(f"{worker.name} ready in {ready['log_ready_s']} s (heartbeat: {ready['heartbeat_states']})", flush=True)
+
+        deadline = started + args.deadline
+        run = asyncio.run(run_jobs(languages, args.rounds, args.job_timeout, deadline))
+        report |= run
+        everything = [run["cold_job"], *run["jobs"]]
+        report["device"] = next((j.get("device") for j in everything if j.get("device")), None)
+        report["job_count"] = len(everything)
+        report["accepted"] = sum(j["verdict"] == "accepted" for j in everything)
+        report["not_accepted"] = [j for j in everything if j["verdict"] != "accepted"]
+        report["joined_late"] = [j["submission"] for j in everything if j["joined_late"]]
+        report["summary"] = summarise(run, languages)
+        code = 0 if not report["not_accepted"] and not run["stopped"] else 1
+    except Exception as exc:  # the report says what failed; the services are stopped below either way
+        report["error"] = f"{type(exc).__name__}: {exc}"
+        raise
+    finally:
+        for service in reversed(services):
+            service.stop()
+        merge_logs(args.out, services)
+        shutil.rmtree(work, ignore_errors=True)
+        report["total_s"] = round(time.monotonic() - started, 1)
+        print(write_report(args.out, report), flush=True)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

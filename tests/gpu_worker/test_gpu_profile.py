@@ -1,0 +1,57 @@
+"""Nsight Compute on the GPU: alice's vector-add reference profiled once, its counters as the physics says.
+
+Run on the device tool; `WARPLAB_NCU_KEEP=$OUT` brings the raw CSVs back (the
+real fixture for tests/gpu_worker/test_ncu_parse.py).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from engine_factories import alices_job, vector_add_lab
+
+from gpu_worker import profiling
+from gpu_worker.backends import device_name
+from gpu_worker.engine import _runs
+
+pytestmark = pytest.mark.gpu
+
+
+def _profile(language: str) -> tuple[dict, list, int]:
+    job = alices_job(vector_add_lab().references[language], language)
+    runs = _runs(job, "cuda")
+    for r in runs:
+        r.pop("threads_per_block", None)
+    request = {  # as the engine builds it (gpu_worker.engine.run_job)
+        "backend": "cuda",
+        "language": language,
+        "source": job.source,
+        "entry": job.exercise.entry,
+        "args": [a.model_dump() for a in job.exercise.harness.args_for(language)],
+        "runs": runs,
+        "measure": True,
+    }
+    events: list = []
+    facts = profiling.profile_job(
+        job, runs, request, job.exercise.limits, lambda kind, **f: events.append((kind, f)), device=device_name("cuda")
+    )
+    assert facts is not None
+    print(json.dumps(facts, indent=1, default=str))  # pytest -s shows what ncu said
+    return facts, events, runs[facts["index"]]["sizes"]["n"]
+
+
+@pytest.mark.parametrize("language", ["cuda", "numba"])
+def test_alices_vector_add_is_profiled_with_the_counters_the_physics_predicts(language):
+    facts, events, n = _profile(language)
+    assert facts["available"], f"{facts.get('reason')}: {facts.get('detail', '')}"
+    assert events == [("profile", facts)]
+    assert n == 16_777_213  # the largest size
+    assert 0 < facts["achieved_occupancy"] <= 100
+    assert facts["dram_bytes"] == pytest.approx(12 * n, rel=0.10)
+    assert facts["global_load_sectors_per_request"] == pytest.approx(4, abs=0.05)
+    assert facts["global_store_sectors_per_request"] == pytest.approx(4, abs=0.05)
+    assert facts["shared_load_ways"] is None  # vector add uses no shared memory
+    assert facts["excess_traffic"] is None
+    assert facts["source"].startswith("Nsight Compute 20")
+    assert facts["explanations"] and all(s.endswith(".") for s in facts["explanations"])
