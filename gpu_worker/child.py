@@ -5,7 +5,8 @@ It reads the request (plain JSON) from one pipe, switches to uid 65534 when
 started as root, and writes messages to the other pipe (see `gpu_worker.wire`):
 `hello`, then `compiled` or a verdict (`compile_error`, `rejected`,
 `runtime_error`), then one `outputs` per size (with the output arrays), then
-`not_run` or `finished`. It never judges the outputs: the engine does.
+`not_run` or `finished` (on the GPU, after a `listing` with PTX and SASS for
+reading). It never judges the outputs: the engine does.
 
 With `"profile": {"index": i}` in the request (`gpu_worker.profiling`, the child
 then runs under Nsight Compute) it launches size i once, under the per-GPU
@@ -136,6 +137,9 @@ class _Child:
                         self.leave_if_forked()
                         self.send({"type": exc.verdict, "message": exc.message, "diagnostics": [], "index": index})
                         return
+            if profile is None and request.get("measure") and hasattr(backend, "listing"):
+                # PTX and SASS for reading, compiled again after the measurements so they delay nothing
+                self.send({"type": "listing", **backend.listing(compiled.handle, request["source"], workdir)})
             self.send({"type": "finished"})
         finally:
             self.leave_if_forked()
@@ -170,6 +174,11 @@ def _warm_up(backend: str) -> None:
             import cupy
 
             cupy.cuda.runtime.free(0)  # creates the device's primary context
+            from gpu_worker.timing import compile_harness
+
+            # Our own kernel, compiled before any learner's code is in this process: NVRTC leaves the job's path.
+            os.environ.setdefault("CUPY_CACHE_DIR", tempfile.mkdtemp(prefix="cupy-harness-"))
+            compile_harness(cupy)
 
 
 def _become_spare(argv: list[str], writer: MessageWriter) -> None:

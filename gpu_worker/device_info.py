@@ -87,6 +87,21 @@ class DeviceState:
         return asdict(self)
 
 
+def descends_from(pid: int, ancestor: int) -> bool:
+    """Whether `pid` is `ancestor` or one of its descendants (host PIDs, read from /proc)."""
+    seen = 0
+    while pid > 1 and seen < 64:
+        if pid == ancestor:
+            return True
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                pid = int(f.read().rsplit(")", 1)[1].split()[1])  # the parent, after the command's name
+        except (OSError, ValueError, IndexError):
+            return False
+        seen += 1
+    return pid == ancestor
+
+
 class Nvml:
     """A thin handle on one GPU through NVML; every method degrades to None without NVML."""
 

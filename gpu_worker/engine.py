@@ -130,6 +130,11 @@ class _Judge:
             state.compile = CompileInfo.model_validate(message["compile"])
             self.send("compiled", **state.compile.model_dump())
             self._analyse(state.compile)
+        elif kind == "listing" and state.compile is not None:  # PTX and SASS, sent after the measurements
+            listed = {k: message[k] for k in ("ptx_excerpt", "sass_excerpt") if message.get(k)}
+            notes = [*state.compile.notes, *map(str, message.get("notes") or [])]
+            state.compile = CompileInfo.model_validate({**state.compile.model_dump(), **listed, "notes": notes})
+            self.send("compiled", **state.compile.model_dump())
         elif kind == "memory":
             state.memory = dict(message["memory"])
             self.send("memory", index=int(message.get("index", 0)), **state.memory)

@@ -6,13 +6,21 @@ only for sizes whose checks passed, adds the metrics (the exercise's declared
 bytes and FLOPs over the median, as % of this slice's calibrated ceilings, with
 the above-the-roof flag), and emits `timing`, `occupancy` and `metrics` events.
 Nothing here touches the GPU: ceilings come from the calibration cache.
+
+Whether the GPU was shared is also judged here, not in the child: the sandbox's
+PID namespace hides other processes from the child's NVML. Before (`occupancy`
+arrives) and after (`timing` arrives) each size's measurement, NVML's list of
+compute processes is read from the engine's side; any process that is not this
+worker or one of its sandboxes flags that size's metrics as indicative.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
+from gpu_worker.device_info import Nvml, descends_from
 from gpu_worker.metrics import Ceilings, work_metrics
 from gpu_worker.protocol import CheckInfo, Job
 
@@ -45,6 +53,20 @@ class GpuReport:
         self.timings: dict[int, dict[str, Any]] = {}
         self.occupancies: dict[int, dict[str, Any]] = {}
         self.metrics: dict[int, dict[str, Any]] = {}
+        self.nvml: Nvml | None = None
+        self.others: dict[int, dict[int, int]] = {}  # size index -> {pid: MiB} of processes not ours
+
+    def _sample_others(self, index: int) -> None:
+        """Note the compute processes on this GPU that are neither this worker nor its sandboxes."""
+        if self.nvml is None:
+            from gpu_worker.gpu_lock import worker_gpu_uuid
+
+            self.nvml = Nvml(uuid=worker_gpu_uuid())
+        me = os.getpid()
+        found = self.others.setdefault(index, {})
+        for p in self.nvml.state().other_processes:
+            if not descends_from(p["pid"], me):
+                found[p["pid"]] = p["used_mib"]
 
     def _passed(self, index: int) -> bool:
         sizes = self.runs[index]["sizes"]
@@ -60,6 +82,7 @@ class GpuReport:
         if not 0 <= index < len(self.runs):
             raise ValueError(f"{kind} for an unknown size {index}")
         sizes = self.runs[index]["sizes"]
+        self._sample_others(index)
         if kind == "occupancy":
             occ = dict(message["occupancy"])
             self.occupancies[index] = occ
@@ -72,6 +95,10 @@ class GpuReport:
             self.timings[index] = t
             return True
         t["counted"] = True
+        others = self.others.get(index) or {}
+        if others:
+            t["flags"] = sorted({*(t.get("flags") or []), "shared_gpu"})
+            t["other_processes"] = [{"pid": pid, "used_mib": mib} for pid, mib in sorted(others.items())]
         self.timings[index] = t
         self.send("timing", index=index, sizes=sizes, **t)
         median_ms = t.get("median_ms")

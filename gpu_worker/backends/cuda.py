@@ -377,6 +377,15 @@ class CudaBackend(Backend):
             out["offline_error"] = f"{type(exc).__name__}: {exc}"[:300]
         return out
 
+    def listing(self, handle: Kernel, source: str, workdir: Path) -> dict[str, Any]:
+        """PTX and SASS with source lines, compiled again for reading once the job is measured."""
+        from gpu_worker.backends.listing import listing
+
+        if handle.language == "cuda":
+            return listing("cuda", source, handle.entry, self.arch, workdir, options=NVRTC_OPTIONS)
+        py_func = handle.kernel.py_func
+        return listing("numba", source, handle.entry, self.arch, workdir, py_func=py_func, signature=handle.signature)
+
     def close(self) -> None:
         if self.faulted:
             return  # the context is dead; freeing would only raise the same error again

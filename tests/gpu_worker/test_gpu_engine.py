@@ -35,6 +35,10 @@ def test_alices_reference_is_accepted_with_timing_metrics_and_occupancy(language
         assert m["bandwidth"] > 0 and not m["above_roof"]
     for o in result.occupancy["sizes"]:
         assert o["driver_blocks_per_sm"] == o["offline"]["active_blocks_per_sm"]
+    # PTX and SASS for reading, with the learner's lines above their instructions (after the measurements)
+    assert ".entry" in result.compile.ptx_excerpt and "vector_add" in result.compile.ptx_excerpt
+    assert "// line" in result.compile.sass_excerpt and "STG" in result.compile.sass_excerpt
+    assert kinds.index("timing") < len(kinds) - 1 - kinds[::-1].index("compiled")
 
 
 @pytest.mark.parametrize(
