@@ -113,15 +113,34 @@ def find_ncu() -> str | None:
     """`WARPLAB_NCU`, else ncu on PATH, else the toolkit's or a standalone install's newest copy."""
     chosen = os.environ.get(NCU_ENV)
     if chosen:
-        return chosen if os.access(chosen, os.X_OK) else None
+        return real_ncu(chosen) if os.access(chosen, os.X_OK) else None
     found = shutil.which("ncu")
     if found:
-        return found
+        return real_ncu(found)
     for pattern in ("/usr/local/cuda/bin/ncu", "/usr/local/cuda-*/bin/ncu", "/opt/nvidia/nsight-compute/*/ncu"):
         matches = sorted(glob.glob(pattern), reverse=True)
         if matches and os.access(matches[0], os.X_OK):
-            return matches[0]
+            return real_ncu(matches[0])
     return None
+
+
+def real_ncu(ncu: str) -> str:
+    """The Nsight Compute install's own `ncu`, where `ncu` is the toolkit's `bin/ncu` launcher.
+
+    That launcher is a shell script that looks for `nsight-compute*` beside the
+    toolkit (often a link into /opt/nvidia) or under /opt/nvidia and runs the
+    `ncu` there; inside the sandbox that lookup fails unless the folder it finds
+    is bound too. Running the install's own ncu, with its real folder bound,
+    needs no lookup.
+    """
+    real = Path(os.path.realpath(ncu))
+    if real.parent.name != "bin":
+        return str(real)
+    for pattern in (str(real.parent.parent / "nsight-compute*" / "ncu"), "/opt/nvidia/nsight-compute/*/ncu"):
+        for match in sorted(glob.glob(pattern), reverse=True):
+            if os.access(match, os.X_OK):
+                return os.path.realpath(match)
+    return str(real)
 
 
 def install_dir(ncu: str) -> Path:

@@ -264,3 +264,20 @@ def test_nothing_is_profiled_off_the_gpu_or_when_switched_off(monkeypatch):
     monkeypatch.setenv(profiling.SWITCH_ENV, "0")
     assert profiling.profile_job(job, runs, {}, job.exercise.limits, events.append) is None
     assert events == []
+
+
+def test_the_toolkits_launcher_gives_way_to_the_install_it_would_run(monkeypatch, tmp_path):
+    # The CUDA toolkit's bin/ncu is a script that looks for nsight-compute* beside the toolkit, through a link
+    # into /opt/nvidia on the H200: the sandbox binds the real install instead of repeating that lookup.
+    real = tmp_path / "opt" / "nsight-compute" / "2025.3.1"
+    real.mkdir(parents=True)
+    (real / "ncu").write_text("#!/bin/sh\n")
+    (real / "ncu").chmod(0o755)
+    toolkit = tmp_path / "cuda-13.0"
+    (toolkit / "bin").mkdir(parents=True)
+    (toolkit / "nsight-compute-2025.3.1").symlink_to(real)
+    (toolkit / "bin" / "ncu").write_text("#!/bin/sh\n")
+    (toolkit / "bin" / "ncu").chmod(0o755)
+    monkeypatch.setenv(ncu.NCU_ENV, str(toolkit / "bin" / "ncu"))
+    assert ncu.find_ncu() == str(real / "ncu")
+    assert ncu.install_dir(ncu.find_ncu()) == real
