@@ -73,10 +73,17 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env("REDIS_URL", default="redis://127.0.0.1:6379/0")
+# Longer than channels_redis's 5 s blocking pop, short enough to notice a dead Redis.
+CHANNEL_SOCKET_TIMEOUT = 30.0
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [REDIS_URL], "prefix": env("CHANNELS_PREFIX", default="warplab")},
+        "CONFIG": {
+            # redis-py 8 reads with a 5 s socket timeout by default, as long as channels_redis's blocking
+            # BZPOPMIN waits: an idle receive() would raise TimeoutError (django/channels_redis#422).
+            "hosts": [{"address": REDIS_URL, "socket_timeout": CHANNEL_SOCKET_TIMEOUT}],
+            "prefix": env("CHANNELS_PREFIX", default="warplab"),
+        },
     }
 }
 

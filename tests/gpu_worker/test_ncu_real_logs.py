@@ -1,4 +1,6 @@
-"""Nsight Compute's own logs, taken on the H200 (2026-12-02, ncu 2025.3.1, bench/ncu_vs_sim.py), parsed as the lab parses them.
+"""Nsight Compute's own logs from the H200, parsed as the lab parses them.
+
+Taken 2026-12-02 with ncu 2025.3.1 by bench/ncu_vs_sim.py.
 
 stride_32 reads one float in every 32 (each warp's load touches 32 sectors,
 its store 4); the 32x32 tiled transpose reads its tile down a column (32-way
