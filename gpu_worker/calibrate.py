@@ -347,7 +347,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m gpu_worker calibrate", description=__doc__.splitlines()[0])
     parser.add_argument("--refresh", action="store_true", help="measure again even if cached")
     parser.add_argument("--json", action="store_true", help="print the cached document as JSON")
+    parser.add_argument(
+        "--warm-kernel-cache", action="store_true", help="first compile the harness's kernels into the jobs' seed cache"
+    )
     args = parser.parse_args(argv)
+    if args.warm_kernel_cache:
+        import cupy
+
+        from gpu_worker import kernel_cache
+
+        names = kernel_cache.warm(cupy)
+        print(f"kernel cache {kernel_cache.seed_dir()}: {len(names)} file(s)", file=sys.stderr)
     data = load_or_calibrate(refresh=args.refresh)
     print(json.dumps(data, indent=2) if args.json else format_table(data))
     return 0 if healthy(data["ceilings"], anchors_for(data["key"]["name"]))[0] else 1

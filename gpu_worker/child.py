@@ -49,6 +49,9 @@ def _read_request(fd: int) -> dict[str, Any]:
 def _drop_privileges(uid: int | None, gid: int | None) -> None:
     if uid is None or os.getuid() != 0:
         return
+    from gpu_worker import kernel_cache
+
+    kernel_cache.give_to(uid, gid or uid)  # a spare's CuPy cache, made as root before the job
     os.setgroups([])
     os.setresgid(gid or uid, gid or uid, gid or uid)
     os.setresuid(uid, uid, uid)  # from root to non-root: the kernel clears every capability
@@ -168,6 +171,9 @@ def _warm_up(backend: str) -> None:
         import gpu_worker.memtrace  # noqa: F401
     elif backend == "cuda":
         with contextlib.suppress(Exception):  # a failure here shows again, and is reported, in the job itself
+            from gpu_worker import kernel_cache
+
+            kernel_cache.prepare()  # before CuPy is imported: its cache backend is built once per process
             import gpu_worker.backends.cuda  # noqa: F401  # CuPy, Numba and their patches, in the usual order
 
             os.environ.setdefault("NUMBA_CUDA_ARRAY_INTERFACE_SYNC", "0")  # as CudaBackend() sets it
@@ -176,9 +182,7 @@ def _warm_up(backend: str) -> None:
             cupy.cuda.runtime.free(0)  # creates the device's primary context
             from gpu_worker.timing import compile_harness
 
-            # Our own kernel, compiled before any learner's code is in this process: NVRTC leaves the job's path.
-            os.environ.setdefault("CUPY_CACHE_DIR", tempfile.mkdtemp(prefix="cupy-harness-"))
-            compile_harness(cupy)
+            compile_harness(cupy)  # our own kernel, before any learner's code is in this process
 
 
 def _become_spare(argv: list[str], writer: MessageWriter) -> None:
@@ -211,6 +215,9 @@ def main(argv: list[str]) -> int:
         if "child" in locals():
             child.leave_if_forked()
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        frames = traceback.extract_tb(exc.__traceback__)
+        if frames:  # where in our code, for whoever reads the worker's log
+            detail += f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno} in {frames[-1].name})"
         with contextlib.suppress(OSError):
             writer.send({"type": "error", "message": f"the job's child process failed: {detail}"[:2000]})
         return 1

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpu_worker import kernel_cache
 from gpu_worker.protocol import Limits
 from gpu_worker.wire import MessageReader
 
@@ -187,6 +188,8 @@ def _environment(backend: str) -> dict[str, str]:
         env["CUDA_HOME"] = str(toolkit)
     if backend == "sim":
         env["NUMBA_ENABLE_CUDASIM"] = "1"
+    else:
+        env[kernel_cache.SEED_ENV] = str(kernel_cache.seed_dir())
     for name in PASSED_THROUGH:
         if name in os.environ:
             env[name] = os.environ[name]
@@ -259,6 +262,9 @@ def plan(
     """
     root_mode = os.geteuid() == 0
     chosen, described = _rlimits(backend, limits, extra_processes)
+    seed = kernel_cache.seed_dir()
+    if backend == "cuda" and seed.is_dir():
+        read_only = (*read_only, seed)  # the harness's compiled kernels, copied into the job's own cache
     command = [*wrapper, sys.executable, "-m", "gpu_worker.child", *child_args]
     info: dict[str, Any] = {"network": False, "uid": NOBODY, "environment": "scrubbed", "limits": described}
     bwrap = find_bwrap()

@@ -2,8 +2,9 @@
 
 - CUDA C++ goes through CuPy's `RawModule` (NVRTC, `-lineinfo --std=c++17`;
   CuPy itself adds `-arch=sm_XY` of the device and builds a cubin). CuPy's
-  kernel cache (`CUPY_CACHE_DIR`) is pointed at a fresh folder in the job's
-  private /tmp, so no learner's binary is ever loaded for another's job.
+  kernel cache is a fresh folder in the job's private /tmp, seeded with the
+  harness's own kernels (`gpu_worker.kernel_cache`), so no learner's binary is
+  ever loaded for another's job.
   NVRTC's log is turned into diagnostics at lines and columns of the learner's
   own file (the same parser as nvcc's).
 - CUDA Python goes through numba-cuda: the learner's module is imported, the
@@ -29,7 +30,6 @@ import contextlib
 import inspect
 import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,7 @@ import numpy
 if not hasattr(numpy, "row_stack"):  # numba 0.68 still calls numpy.row_stack, gone in NumPy 2.5
     numpy.row_stack = numpy.vstack  # type: ignore[attr-defined]
 
-from gpu_worker import timing  # noqa: E402
+from gpu_worker import kernel_cache, timing  # noqa: E402
 from gpu_worker.backends import nvcc  # noqa: E402
 from gpu_worker.backends.base import Backend, Compiled, LearnerError  # noqa: E402
 from gpu_worker.backends.learner_module import import_learner_module  # noqa: E402
@@ -139,7 +139,8 @@ class CudaBackend(Backend):
     name = "cuda"
 
     def __init__(self) -> None:
-        os.environ["CUPY_CACHE_DIR"] = tempfile.mkdtemp(prefix="cupy-cache-")  # this job's own kernel cache
+        if kernel_cache.CUPY_ENV not in os.environ:  # a spare prepared it before importing CuPy
+            kernel_cache.prepare()  # this job's own kernel cache, in its private temp dir
         os.environ.setdefault("NUMBA_CUDA_ARRAY_INTERFACE_SYNC", "0")
         import cupy
 
