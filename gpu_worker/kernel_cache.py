@@ -52,7 +52,7 @@ def use(path: str | os.PathLike[str]) -> None:
     if callable(setter):
         setter(backend)
     else:
-        compiler._kernel_cache_backend = backend
+        compiler._kernel_cache_backend = backend  # type: ignore[attr-defined]
 
 
 def prepare(parent: str | os.PathLike[str] | None = None, seed: Path | None = None) -> Path:

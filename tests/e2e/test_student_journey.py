@@ -6,6 +6,7 @@ from gpu_worker.labspec import find_lab
 from tests.e2e.browser import BrowserTestCase
 
 CASES = {case.name: case for case in find_lab("vector-add").cases}
+COALESCING = {case.name: case for case in find_lab("coalescing").cases}
 
 
 @pytest.mark.e2e
@@ -57,3 +58,16 @@ class StudentJourneyTests(BrowserTestCase):
         assert registers is not None and int(registers) > 0
         sass = page.text_content("#compile-info details.sass pre")
         assert "// line 6: c[i] = a[i] + b[i];" in sass and "FADD" in sass
+
+    def test_a_strided_copy_is_accepted_and_told_it_touches_32_sectors_per_warp(self):
+        page = self.log_in()
+        page.goto(f"{self.live_server_url}/exercises/coalescing/")
+        page.wait_for_selector(".cm-content")
+        self.replace_source(COALESCING["strided-numba"].source)
+        page.click("#submit")
+        page.wait_for_selector("#verdict[data-verdict]", timeout=60_000)
+        assert page.get_attribute("#verdict", "data-verdict") == "accepted"  # correct, and slow: the report says why
+        memory = page.inner_text("#events li[data-type=memory]")
+        assert "touches 32 sectors" in memory and "coalesced load touches 4" in memory, memory
+        page.wait_for_function("document.querySelectorAll('#figures .figure[data-rendered]').length >= 4")
+        assert self.console_errors == []
