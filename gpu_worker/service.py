@@ -4,18 +4,27 @@ Events go to the web side as `labs.record_event` tasks on the `web` queue, where
 they are stored and broadcast on the submission's channel-layer group; the
 final event travels with the result (`labs.record_result`) so that a viewer who
 is told `done` can already read the stored result. Nothing here imports Django.
+
+Each worker publishes a heartbeat (`gpu_worker.heartbeat`) from start to stop.
+A cuda worker calibrates before it consumes anything (`gpu_worker.preflight`):
+an unhealthy slice stays out of service, measuring again every
+`recalibrate_seconds`, until it is healthy; a sim worker serves at once.
 """
 
 from __future__ import annotations
 
 import logging
+import signal
 import time
 from typing import Any
 
 from celery import Celery
 from celery.exceptions import SoftTimeLimitExceeded
+from celery.utils.nodenames import host_format
 from pydantic import ValidationError
 
+from gpu_worker import heartbeat, preflight
+from gpu_worker.heartbeat import Heart
 from gpu_worker.protocol import Event, Job, Result
 from gpu_worker.settings import WorkerSettings
 
@@ -130,23 +139,52 @@ def run_job(self: Any, payload: dict) -> str:
     return result.verdict
 
 
+def _leave(signum: int, frame: Any) -> None:
+    """Until Celery installs its own handlers: stop as its warm shutdown does (exit 0), the heartbeat dropped."""
+    log.info("worker told to stop (signal %d) before it consumed anything", signum)
+    raise SystemExit(0)
+
+
 def serve(pool: str | None = None, loglevel: str = "INFO") -> None:
-    """Start a worker for this slice's queue: concurrency 1, prefetch 1, late acknowledgement."""
+    """Start a worker for this slice's queue: concurrency 1, prefetch 1, late acknowledgement.
+
+    A cuda worker calibrates first and consumes only once healthy; its heartbeat says so meanwhile.
+    """
     queue = settings.queue if pool is None else ("sim" if pool == "sim" else f"gpu.{pool}")
-    app.worker_main(
-        [
-            "worker",
-            "-Q",
-            queue,
-            "--concurrency",
-            "1",
-            "--prefetch-multiplier",
-            "1",
-            "-n",
-            f"{queue}@%h",
-            "--loglevel",
-            loglevel,
-            "--without-gossip",
-            "--without-mingle",
-        ]
+    # Celery sets up logging only in worker_main; calibration comes before it and must be heard
+    logging.basicConfig(level=loglevel.upper(), format="[%(asctime)s: %(levelname)s/%(processName)s] %(message)s")
+    name = host_format(f"{queue}@%h")
+    heart = Heart.from_url(
+        settings.broker_url,
+        prefix=settings.broker_prefix,
+        name=name,
+        queue=queue,
+        pool=pool or settings.pool,
+        backend=settings.backend,
+        interval=settings.heartbeat_seconds,
     )
+    for signum in (signal.SIGTERM, signal.SIGINT):  # Celery replaces these once the worker starts
+        signal.signal(signum, _leave)
+    try:
+        cuda = settings.backend == "cuda"
+        heart.set(preflight.calibrate_until_healthy(heart, settings) if cuda else heartbeat.simulator())
+        app.steps["worker"].add(heartbeat.bootstep(heart))
+        app.worker_main(
+            [
+                "worker",
+                "-Q",
+                queue,
+                "--concurrency",
+                "1",
+                "--prefetch-multiplier",
+                "1",
+                "-n",
+                name,
+                "--loglevel",
+                loglevel,
+                "--without-gossip",
+                "--without-mingle",
+            ]
+        )
+    finally:  # however it ends; the bootstep has dropped the key already on a warm shutdown
+        heart.stop()

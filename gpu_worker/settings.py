@@ -26,6 +26,12 @@ class WorkerSettings(BaseSettings):
     soft_time_limit: int = 240
     hard_time_limit: int = 300
     visibility_timeout: int = 900
+    # The heartbeat key lives three intervals, so one missed beat does not drop the worker from the fleet.
+    heartbeat_seconds: float = 10.0
+    # A cached calibration of the same GPU and driver is reused while younger than this.
+    calibration_max_age: float = 24 * 3600.0
+    calibration_timeout: float = 600.0  # one calibration subprocess, CUDA start-up and compilation included
+    recalibrate_seconds: float = 600.0  # how often a worker out of service measures again
 
     @property
     def queue(self) -> str:

@@ -2,12 +2,13 @@
 
 from django.urls import path
 
-from labs.views import api, pages
+from labs.views import api, fleet, pages
 
 app_name = "labs"
 urlpatterns = [
     path("", pages.module_list, name="module_list"),
     path("exercises/<slug:slug>/", pages.exercise_detail, name="exercise"),
+    path("fleet/", fleet.fleet_page, name="fleet"),
     path("api/submissions", api.submissions, name="api_submissions"),
     path("api/submissions/<int:submission_id>", api.submission_detail, name="api_submission"),
 ]

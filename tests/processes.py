@@ -105,18 +105,25 @@ def start_web_worker(db_url: str) -> Service:
     return Service("worker-web", argv, base_env(db_url))
 
 
-def start_sim_worker(name: str = "worker-sim", **extra: str) -> Service:
+def start_worker(
+    name: str, *, backend: str = "sim", pool: str = "sim", ready_text: str = "ready.", **extra: str
+) -> Service:
+    """`python -m gpu_worker serve` on the test broker; `extra` adds or overrides variables (a broker prefix too)."""
     # The worker gets the broker address and nothing else of the web's: no database, no secret key.
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "VIRTUAL_ENV")}
     env.update(
         WARPLAB_BROKER_URL=settings.CELERY_BROKER_URL,
-        WARPLAB_POOL="sim",
-        WARPLAB_BACKEND="sim",
+        WARPLAB_POOL=pool,
+        WARPLAB_BACKEND=backend,
         WARPLAB_BROKER_PREFIX=settings.CELERY_BROKER_TRANSPORT_OPTIONS["global_keyprefix"],
         PYTHONUNBUFFERED="1",
-        **extra,
     )
-    return Service(name, [sys.executable, "-m", "gpu_worker", "serve"], env)
+    env.update(extra)
+    return Service(name, [sys.executable, "-m", "gpu_worker", "serve"], env, ready_text)
+
+
+def start_sim_worker(name: str = "worker-sim", **extra: str) -> Service:
+    return start_worker(name, **extra)
 
 
 def wait_until_finished(submission: Any, timeout: float = 90) -> Any:

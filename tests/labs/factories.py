@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.contrib.auth.models import User
+from django.test import Client
 
 from labs import services
 
@@ -23,3 +24,10 @@ def make_instructor(username: str = "ian") -> User:
 
 def make_admin(username: str = "ada") -> User:
     return User.objects.create_superuser(username, password=PASSWORD)
+
+
+def client_for(user: User) -> Client:
+    """A test client logged in as `user`."""
+    client = Client()
+    client.force_login(user)
+    return client

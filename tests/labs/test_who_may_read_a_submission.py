@@ -4,6 +4,7 @@ import pytest
 from django.test import Client
 
 from labs import services
+from tests.labs.factories import client_for
 
 pytestmark = pytest.mark.django_db
 
@@ -11,12 +12,6 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def alices_run(alice, labs_loaded):
     return services.submit_run(alice, "vector-add", "numba", "print('hi')")
-
-
-def client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def test_another_student_gets_a_404(alices_run, bob):

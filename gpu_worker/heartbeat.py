@@ -1,0 +1,212 @@
+"""The worker's heartbeat: what state it is in, decided from its calibration, published to Redis.
+
+A worker is `starting`, `calibrating` (measuring its slice's ceilings before it
+consumes anything), `serving`, or `out_of_service` (its calibration failed, or
+some ceiling is more than 10% under the anchor measured on the same kind of GPU,
+see `gpu_worker.calibrate.healthy`). `decide` turns a calibration outcome into a
+`Status`; `Heart` writes the heartbeat document as JSON to the broker's Redis at
+`<broker_prefix>warplab:worker:<name>`, with a TTL of three intervals so a dead
+worker's key goes away by itself, and deletes it on a clean stop. While the
+Celery worker runs, `bootstep` keeps it beating on the worker's own timer.
+The web side reads these keys for its fleet page (`labs.fleet`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import os
+import socket
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+import redis
+from celery import bootsteps
+
+from gpu_worker.calibrate import anchors_for, healthy
+
+log = logging.getLogger(__name__)
+
+STARTING, CALIBRATING, SERVING, OUT_OF_SERVICE = "starting", "calibrating", "serving", "out_of_service"
+REDIS_TIMEOUT = 5.0  # seconds a beat may wait for Redis: it runs on the worker's event loop
+#: The ceilings in words, for problems a person reads.
+LABELS = {
+    "copy_bytes_per_s": "device-to-device copy bandwidth",
+    "hbm_read_bytes_per_s": "HBM read bandwidth",
+    "shared_bytes_per_s": "shared-memory bandwidth",
+    "fp32_flops": "FP32 FMA rate",
+    "tensor_flops": "BF16 tensor rate",
+}
+
+
+@dataclass(frozen=True)
+class Status:
+    """What the heartbeat says about the slice, apart from who the worker is."""
+
+    state: str
+    device: str
+    ceilings: dict[str, float] | None = None
+    anchors: dict[str, float] | None = None
+    measured_at: str | None = None
+    healthy: bool | None = None
+    problems: list[str] = field(default_factory=list)
+    gpu_uuid: str | None = None
+
+
+def simulator() -> Status:
+    """A sim worker measures nothing: it serves at once, without ceilings."""
+    return Status(state=SERVING, device="simulator (CPU)", healthy=True)
+
+
+def starting() -> Status:
+    """Before anything is known: the worker is up, its slice not yet measured."""
+    return Status(state=STARTING, device="GPU (not measured yet)")
+
+
+def calibrating(previous: Status) -> Status:
+    """Measuring (again): what the last calibration said stays visible meanwhile."""
+    return replace(previous, state=CALIBRATING)
+
+
+def _in_words(problem: str) -> str:
+    key, _, rest = problem.partition(":")
+    return f"{LABELS.get(key, key)}:{rest}" if rest else problem
+
+
+def decide(calibration: dict[str, Any] | None, error: str | None = None) -> Status:
+    """From a calibration document (or the error that stopped it): serving, or out of service and why."""
+    if calibration is None or error:
+        reason = error or "it gave no ceilings"
+        problems = [f"calibration failed: {reason}"]
+        return Status(state=OUT_OF_SERVICE, device="GPU (calibration failed)", healthy=False, problems=problems)
+    key = calibration.get("key", {})
+    name = key.get("name", "unknown GPU")
+    ceilings = dict(calibration.get("ceilings") or {})
+    anchors = anchors_for(name)
+    ok, problems = healthy(ceilings, anchors)
+    return Status(
+        state=SERVING if ok else OUT_OF_SERVICE,
+        device=name,
+        ceilings=ceilings,
+        anchors=anchors,
+        measured_at=calibration.get("measured_at"),
+        healthy=ok,
+        problems=[_in_words(p) for p in problems],
+        gpu_uuid=key.get("uuid"),
+    )
+
+
+def now_iso() -> str:
+    """Now, in UTC, as the document's `updated_at` writes it."""
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
+
+
+def document(status: Status, *, name: str, queue: str, pool: str, backend: str) -> dict[str, Any]:
+    """The heartbeat document: who the worker is, what it measured, and its state now."""
+    return {
+        "name": name,
+        "queue": queue,
+        "pool": pool,
+        "backend": backend,
+        **asdict(status),
+        "updated_at": now_iso(),
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+    }
+
+
+def key_for(prefix: str, name: str) -> str:
+    """The Redis key of worker `name`'s heartbeat, under the broker's key prefix."""
+    return f"{prefix}warplab:worker:{name}"
+
+
+def _summary(status: Status) -> str:
+    if status.state == CALIBRATING:
+        return "measuring this slice's ceilings before consuming anything"
+    if status.state == OUT_OF_SERVICE:
+        return "; ".join(status.problems)
+    if status.state == SERVING and status.ceilings:
+        c = status.ceilings
+        rates = f"copy {c.get('copy_bytes_per_s', 0) / 1e9:.0f} GB/s, FP32 {c.get('fp32_flops', 0) / 1e12:.1f} TFLOP/s"
+        checked = "within 10% of its anchors" if status.anchors else "no anchors for this GPU: not checked"
+        return f"{status.device}, {rates}, {checked}"
+    return status.device
+
+
+class Heart:
+    """One worker's heartbeat key: `set` a status (logged when it changes), `beat` to renew it, `stop` to drop it."""
+
+    def __init__(
+        self, client: redis.Redis, *, prefix: str, name: str, queue: str, pool: str, backend: str, interval: float
+    ) -> None:
+        self.client, self.key, self.interval = client, key_for(prefix, name), interval
+        self.identity = {"name": name, "queue": queue, "pool": pool, "backend": backend}
+        self.status = starting()
+
+    @classmethod
+    def from_url(cls, url: str, **kwargs: Any) -> Heart:
+        """A heart on the broker's Redis; a beat waits at most a few seconds for it, never blocking the worker."""
+        client = redis.Redis.from_url(url, socket_timeout=REDIS_TIMEOUT, socket_connect_timeout=REDIS_TIMEOUT)
+        return cls(client, **kwargs)
+
+    @property
+    def ttl_ms(self) -> int:
+        """Three intervals: one late or lost beat does not drop the worker from the fleet."""
+        return max(1000, int(3000 * self.interval))
+
+    def set(self, status: Status, note: str = "") -> None:
+        """Publish `status` now; a change of state is logged, with `note` after it."""
+        if status.state != self.status.state:
+            log.log(
+                logging.WARNING if status.state == OUT_OF_SERVICE else logging.INFO,
+                "worker %s is %s: %s%s",
+                self.identity["name"],
+                status.state.replace("_", " "),
+                _summary(status),
+                f" ({note})" if note else "",
+            )
+        self.status = status
+        self.beat()
+
+    def beat(self) -> None:
+        """Write the document again; a Redis outage costs beats, never the worker."""
+        try:
+            self.client.set(self.key, json.dumps(document(self.status, **self.identity)), px=self.ttl_ms)
+        except redis.RedisError as exc:
+            log.warning("heartbeat %s not written: %s", self.key, exc)
+
+    def stop(self) -> None:
+        """Drop the key, so the worker leaves the fleet at once rather than when its TTL runs out."""
+        try:
+            self.client.delete(self.key)
+        except redis.RedisError as exc:
+            log.warning("heartbeat %s not deleted (it expires in %d s): %s", self.key, self.ttl_ms // 1000, exc)
+
+
+class HeartbeatStep(bootsteps.StartStopStep):
+    """Beats on the Celery worker's timer while the worker runs; its `heart` is bound by `bootstep`."""
+
+    requires = {"celery.worker.components:Timer"}
+    heart: Heart
+
+    def __init__(self, parent: Any, **kwargs: Any) -> None:
+        super().__init__(parent, **kwargs)
+        self.tref: Any = None
+
+    def start(self, parent: Any) -> None:
+        self.heart.beat()
+        self.tref = parent.timer.call_repeatedly(self.heart.interval, self.heart.beat)
+
+    def stop(self, parent: Any) -> None:
+        if self.tref is not None:
+            self.tref.cancel()
+            self.tref = None
+        self.heart.stop()
+
+    terminate = stop  # a cold shutdown drops the key too
+
+
+def bootstep(heart: Heart) -> type[HeartbeatStep]:
+    """A worker bootstep that keeps `heart` beating: `app.steps["worker"].add(bootstep(heart))`."""
+    return type("WarpLabHeartbeat", (HeartbeatStep,), {"heart": heart})

@@ -1,0 +1,86 @@
+"""Before a cuda worker consumes anything: calibrate its slice, and stay out of service while it is unhealthy.
+
+Calibration runs `python -m gpu_worker calibrate --json --warm-kernel-cache` in
+a subprocess, so that the worker process, which the Celery pool forks, never
+creates a CUDA context; the same child fills the jobs' kernel-cache seed
+(`gpu_worker.kernel_cache`). The cached document of this GPU and driver answers when it is younger
+than `calibration_max_age` and healthy; otherwise the slice is measured now.
+`heartbeat.decide` turns the outcome into a state; while that is
+`out_of_service`, the worker keeps beating and measures again every
+`recalibrate_seconds`, consuming nothing until it is healthy.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+import sys
+import time
+from typing import Any
+
+from gpu_worker import heartbeat
+from gpu_worker.heartbeat import Heart, Status
+from gpu_worker.settings import WorkerSettings
+
+
+def _calibrate_once(heart: Heart, settings: WorkerSettings, refresh: bool) -> tuple[dict | None, str | None]:
+    """`calibrate --json` in a child, beating while it runs: (document, None) or (None, why not)."""
+    # --warm-kernel-cache: the harness's kernels compiled into the jobs' seed cache, in this trusted child
+    argv = [sys.executable, "-m", "gpu_worker", "calibrate", "--json", "--warm-kernel-cache"]
+    argv += ["--refresh"] if refresh else []
+    deadline = time.monotonic() + settings.calibration_timeout
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as child:
+        try:
+            while True:
+                try:
+                    out, err = child.communicate(timeout=heart.interval)
+                    break
+                except subprocess.TimeoutExpired:
+                    if time.monotonic() > deadline:
+                        return None, f"it took longer than {settings.calibration_timeout:.0f} s"
+                    heart.beat()
+        finally:  # a timeout, or the worker told to stop: the measurement goes with it
+            if child.poll() is None:
+                child.kill()
+    try:
+        data = json.loads(out)
+    except ValueError:
+        data = None
+    # `calibrate` exits 1 for an unhealthy slice too, with its document on stdout: the document decides
+    if isinstance(data, dict) and isinstance(data.get("ceilings"), dict):
+        return data, None
+    last = next((line for line in reversed(err.splitlines()) if line.strip()), "no output")
+    return None, f"`calibrate` exited {child.returncode}: {last.strip()[:300]}"
+
+
+def _measured_before(data: dict[str, Any], moment: dt.datetime) -> bool:
+    try:
+        return dt.datetime.fromisoformat(data["measured_at"]) < moment
+    except (KeyError, TypeError, ValueError):
+        return True
+
+
+def calibrate(heart: Heart, settings: WorkerSettings, refresh: bool = False) -> Status:
+    """One calibration: the cache of this GPU and driver if young and healthy (unless `refresh`), else measured now."""
+    heart.set(heartbeat.calibrating(heart.status))
+    started = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    data, error = _calibrate_once(heart, settings, refresh)
+    if data is not None and not refresh and _measured_before(data, started):  # it came from the cache
+        too_old = _measured_before(data, started - dt.timedelta(seconds=settings.calibration_max_age))
+        if too_old or not heartbeat.decide(data).healthy:  # a cached bad measurement gets a second chance now
+            data, error = _calibrate_once(heart, settings, refresh=True)
+    return heartbeat.decide(data, error)
+
+
+def calibrate_until_healthy(heart: Heart, settings: WorkerSettings) -> Status:
+    """Calibrate; while out of service, keep beating and measure again every `recalibrate_seconds`."""
+    refresh = False  # at start the cache may answer; a retry always measures
+    while (status := calibrate(heart, settings, refresh)).state != heartbeat.SERVING:
+        refresh = True
+        heart.set(status, note=f"consuming nothing; measuring again in {settings.recalibrate_seconds:g} s")
+        retry_at = time.monotonic() + settings.recalibrate_seconds
+        while (left := retry_at - time.monotonic()) > 0:
+            time.sleep(min(heart.interval, left))
+            heart.beat()
+    return status

@@ -1,0 +1,79 @@
+"""The execution fleet as its workers' heartbeats say (see `gpu_worker.heartbeat`): read from the broker's Redis.
+
+Each worker writes `<broker prefix>warplab:worker:<name>` as JSON and renews it;
+a key that stopped being renewed has expired, so what is found is what is alive.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from typing import Any
+
+import redis
+from django.conf import settings
+from django.utils import timezone
+
+from gpu_worker.heartbeat import key_for
+
+#: The ceilings the fleet page shows: document key, label, unit, scale.
+SHOWN = (
+    ("copy_bytes_per_s", "copy", "TB/s", 1e12),
+    ("hbm_read_bytes_per_s", "HBM read", "TB/s", 1e12),
+    ("shared_bytes_per_s", "shared memory", "TB/s", 1e12),
+    ("fp32_flops", "FP32", "TFLOP/s", 1e12),
+    ("tensor_flops", "BF16 tensor", "TFLOP/s", 1e12),
+)
+
+
+def key_pattern() -> str:
+    """The SCAN pattern of this site's heartbeat keys, the broker prefix taken literally."""
+    prefix = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("global_keyprefix", "")
+    return key_for(re.sub(r"([*?\[\]\\])", r"\\\1", prefix), "*")
+
+
+def _ceiling_rows(beat: dict[str, Any]) -> list[dict[str, Any]]:
+    ceilings, anchors = beat.get("ceilings") or {}, beat.get("anchors") or {}
+    rows = []
+    for key, label, unit, scale in SHOWN:
+        value = ceilings.get(key)
+        if value is None:
+            continue
+        anchor = anchors.get(key)
+        percent = round(100 * value / anchor) if anchor else None
+        rows.append({"key": key, "label": label, "unit": unit, "value": f"{value / scale:.3g}", "percent": percent})
+    return rows
+
+
+def _parsed(raw: bytes | None) -> dict[str, Any] | None:
+    try:
+        beat = json.loads(raw) if raw else None
+    except ValueError:
+        return None
+    return beat if isinstance(beat, dict) else None
+
+
+def _age_seconds(updated_at: Any, now: dt.datetime) -> float | None:
+    try:
+        return max(0.0, (now - dt.datetime.fromisoformat(str(updated_at))).total_seconds())
+    except (TypeError, ValueError):
+        return None
+
+
+def workers(client: redis.Redis | None = None) -> list[dict[str, Any]]:
+    """Every live worker's heartbeat, with its shown ceilings and how old the last beat is, by queue and name."""
+    if client is None:
+        with redis.Redis.from_url(settings.CELERY_BROKER_URL, socket_timeout=5) as own:
+            return workers(own)
+    keys = list(client.scan_iter(match=key_pattern(), count=200))
+    now = timezone.now()
+    found = []
+    for beat in map(_parsed, client.mget(keys) if keys else []):
+        if beat is None:
+            continue  # expired between SCAN and MGET, or not a heartbeat
+        beat["state_words"] = str(beat.get("state") or "unknown").replace("_", " ")
+        beat["ceiling_rows"] = _ceiling_rows(beat)
+        beat["age_seconds"] = _age_seconds(beat.get("updated_at"), now)
+        found.append(beat)
+    return sorted(found, key=lambda beat: (str(beat.get("queue")), str(beat.get("name"))))
