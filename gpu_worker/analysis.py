@@ -7,6 +7,7 @@ the per-size metrics. Each figure is labelled with where its numbers came from.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from gpu_worker.datasheets import datasheet_for
@@ -14,7 +15,7 @@ from gpu_worker.figures.occupancy import occupancy_figures
 from gpu_worker.figures.roofline import roofline_figure
 from gpu_worker.metrics import Ceilings, work_metrics
 from gpu_worker.occupancy import occupancy
-from gpu_worker.protocol import CompileInfo, WorkSpec
+from gpu_worker.protocol import CompileInfo, RooflinePoint, WorkSpec
 
 # The simulator analyses kernels for the GPU this lab's workers have: an H200 (sm_90).
 SIM_TARGET = "NVIDIA H200"
@@ -42,6 +43,31 @@ def calculator_occupancy(
     return occ, figures
 
 
+def _timed(per_size: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The sizes that have a measured rate, in the order given."""
+    return [m for m in per_size if m.get("flop_rate") and m.get("intensity")]
+
+
+def _sizes_text(sizes: Mapping[str, int]) -> str:
+    return ", ".join(f"{k}={v:,}" for k, v in sizes.items())
+
+
+def result_point(result: Mapping[str, Any], label: str, submission_id: int | None = None) -> RooflinePoint | None:
+    """A stored result's roofline point: its largest timed size; None when untimed or above a roof (impossible)."""
+    per_size = sorted((result.get("metrics") or {}).get("sizes") or [], key=lambda m: m.get("index", 0))
+    timed = _timed(per_size)
+    if not timed or timed[-1].get("above_roof"):
+        return None
+    largest = timed[-1]
+    return RooflinePoint(
+        intensity=largest["intensity"],
+        flop_rate=largest["flop_rate"],
+        label=label,
+        submission_id=submission_id,
+        device=str(result.get("device") or ""),
+    )
+
+
 def roofline(
     work: WorkSpec,
     sizes: list[dict[str, int]],
@@ -49,17 +75,28 @@ def roofline(
     ceilings: Ceilings | None,
     device: str,
     label: str,
+    history: Sequence[RooflinePoint] = (),
+    reference: RooflinePoint | None = None,
 ) -> dict[str, Any]:
-    """The roofline with this submission's measured point, or its intensity alone when it was not timed."""
-    timed = [metrics[i] for i in sorted(metrics) if metrics[i].get("flop_rate") and metrics[i].get("intensity")]
-    if timed:
-        points = [(m["intensity"], m["flop_rate"]) for m in timed]
-        intensity, achieved = points[-1]  # the largest size fills the GPU best
-        earlier = points[:-1]
-    else:
-        intensity, achieved, earlier = work_metrics(work, sizes[-1]).intensity, None, []
+    """The roofline with this submission's measured points, its earlier ones and the reference on this device.
+
+    Untimed (the simulator), this submission is drawn as its intensity alone.
+    Points measured on another device are left out: another GPU has other roofs.
+    """
+    timed = _timed(metrics[i] for i in sorted(metrics))
+    points = [
+        RooflinePoint(intensity=m["intensity"], flop_rate=m["flop_rate"], label=_sizes_text(m.get("sizes") or {}))
+        for m in timed
+    ]
+    intensity = points[-1].intensity if points else work_metrics(work, sizes[-1]).intensity
     figure = roofline_figure(
-        label, intensity, achieved, ceilings, datasheet_for(device) or datasheet_for(SIM_TARGET), earlier=earlier
+        label,
+        intensity,
+        ceilings,
+        datasheet_for(device) or datasheet_for(SIM_TARGET),
+        sizes=points,
+        history=[p for p in history if p.device == device],
+        reference=reference if reference is not None and reference.device == device else None,
     )
     title = "Roofline" if timed else "Roofline (arithmetic intensity only: not timed)"
     return {"title": f"{title} · {label}", "figure": figure}

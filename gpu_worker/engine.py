@@ -329,6 +329,8 @@ def run_job(job: Job, emit: Emit, backend: str = "sim") -> Result:
                 judge.gpu.ceilings if judge.gpu is not None else None,
                 device,
                 judge.label,
+                job.history,
+                job.reference,
             )
         )
     if verdict == "accepted" and backend_name == "cuda":  # the counters, once, after the measured run

@@ -131,6 +131,16 @@ class ExerciseRef(Model):
     version: int = 1
 
 
+class RooflinePoint(Model):
+    """A measured point for the roofline: an earlier submission's or the reference's largest timed size."""
+
+    intensity: float  # FLOP per byte
+    flop_rate: float  # FLOP/s
+    label: str  # e.g. "#12, 2026-12-02"
+    submission_id: int | None = None
+    device: str = ""  # where it was measured: the figure leaves out points from another device
+
+
 class Job(Model):
     """What the web sends to a worker: plain JSON, no secrets."""
 
@@ -141,6 +151,8 @@ class Job(Model):
     launch: LaunchSpec | None = None  # learner's override of the exercise's launch
     requested_by: str = ""
     backend: Backend | None = None  # None: the worker's own
+    history: list[RooflinePoint] = Field(default_factory=list)  # the learner's earlier runs, newest first
+    reference: RooflinePoint | None = None  # the reference solution's newest run
 
 
 class Event(Model):

@@ -3,8 +3,9 @@
 Runs flow through here: `submit_run` saves a submission and sends its job to a
 worker queue, `record_event` stores and broadcasts each streamed event,
 `record_result` stores the result document, and `fail_lost_runs` reports runs
-whose worker went silent. `sync_labs` loads lab folders; `ensure_demo_users`
-creates the demo personas.
+whose worker went silent; a job carries the learner's earlier roofline points
+and the reference's (`labs.roofline_points`). `sync_labs` loads lab folders;
+`ensure_demo_users` creates the demo personas.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from gpu_worker.protocol import LANGUAGES, MAX_SOURCE_BYTES, Event, ExerciseRef,
 from labs.markdown import render_markdown
 from labs.models import Exercise, Module, Submission, SubmissionEvent
 from labs.models.run import Status, Verdict
+from labs.roofline_points import history_points, reference_point
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +80,7 @@ def sync_labs(content_dir: Path | None = None) -> SyncReport:
             "statement": lab.statement,
             "statement_html": render_markdown(lab.statement),
             "starters": lab.starters,
+            "references": lab.references,
             "harness": spec.harness().model_dump(mode="json"),
             "limits": spec.limits.model_dump(mode="json"),
             "pool": spec.pool or "",
@@ -161,6 +164,7 @@ def _validate_submission(user: User, exercise_slug: Any, language: Any, source: 
 
 
 def build_job(submission: Submission) -> Job:
+    """The worker's job for a saved submission, with the points its roofline is drawn beside."""
     exercise = submission.exercise
     return Job(
         submission_id=submission.pk,
@@ -174,6 +178,8 @@ def build_job(submission: Submission) -> Job:
         ),
         source=submission.source,
         requested_by=submission.owner.get_username(),
+        history=history_points(submission),
+        reference=reference_point(submission),
     )
 
 

@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 
 from gpu_worker.datasheets import Datasheet
 from gpu_worker.metrics import Ceilings
+from gpu_worker.protocol import RooflinePoint
 
 INTENSITY_RANGE = (1e-2, 1e4)
 
@@ -28,16 +29,35 @@ def _roof_trace(bandwidth: float, peak: float, name: str, dash: str, color: str)
     )
 
 
+def _points_trace(points: list[RooflinePoint], name: str, marker: dict[str, Any]) -> go.Scatter:
+    """Markers whose hover names each point (its label) and reads its intensity and rate."""
+    return go.Scatter(
+        x=[p.intensity for p in points],
+        y=[p.flop_rate for p in points],
+        text=[p.label for p in points],
+        mode="markers",
+        name=name,
+        marker=marker,
+        hovertemplate="%{text}<br>%{x:.3g} FLOP/byte<br>%{y:.3s}FLOP/s<extra>" + name + "</extra>",
+    )
+
+
 def roofline_figure(
     source_label: str,
     intensity: float | None,
-    achieved: float | None = None,
     ceilings: Ceilings | None = None,
     datasheet: Datasheet | None = None,
-    earlier: list[tuple[float, float]] | None = None,
-    reference: tuple[float, float] | None = None,
+    *,
+    sizes: list[RooflinePoint] | None = None,
+    history: list[RooflinePoint] | None = None,
+    reference: RooflinePoint | None = None,
 ) -> dict[str, Any]:
-    """A Plotly figure as JSON; `source_label` says which device, slice and backend it came from."""
+    """A Plotly figure as JSON; `source_label` says which device, slice and backend it came from.
+
+    `sizes` are this submission's timed sizes, smallest first: the last, which fills
+    the GPU best, is "this submission". Without them only `intensity` is drawn.
+    `history` and `reference` are drawn as given: the caller keeps them to this device.
+    """
     fig = go.Figure()
     if ceilings is not None:
         fig.add_trace(_roof_trace(ceilings.copy_bandwidth, ceilings.fp32, "FP32 roof (measured)", "solid", "#1f77b4"))
@@ -56,36 +76,16 @@ def roofline_figure(
                 datasheet.memory_bandwidth, datasheet.bf16_tensor, "BF16 tensor roof (datasheet)", "dot", "#bcbd22"
             )
         )
-    if earlier:
-        fig.add_trace(
-            go.Scatter(
-                x=[p[0] for p in earlier],
-                y=[p[1] for p in earlier],
-                mode="markers",
-                name="your earlier runs",
-                marker={"color": "#aaaaaa", "size": 8},
-            )
-        )
+    if history:
+        fig.add_trace(_points_trace(history, "your earlier submissions", {"color": "#aaaaaa", "size": 8}))
     if reference is not None:
-        fig.add_trace(
-            go.Scatter(
-                x=[reference[0]],
-                y=[reference[1]],
-                mode="markers",
-                name="reference",
-                marker={"symbol": "diamond", "size": 11, "color": "#2ca02c"},
-            )
-        )
-    if intensity is not None and achieved is not None:
-        fig.add_trace(
-            go.Scatter(
-                x=[intensity],
-                y=[achieved],
-                mode="markers",
-                name="this submission",
-                marker={"symbol": "star", "size": 16, "color": "#d62728"},
-            )
-        )
+        fig.add_trace(_points_trace([reference], "reference", {"symbol": "diamond", "size": 11, "color": "#2ca02c"}))
+    if sizes:
+        if len(sizes) > 1:
+            smaller = {"symbol": "star-open", "size": 10, "color": "#d62728"}
+            fig.add_trace(_points_trace(sizes[:-1], "this submission, smaller sizes", smaller))
+        largest = {"symbol": "star", "size": 16, "color": "#d62728"}
+        fig.add_trace(_points_trace(sizes[-1:], "this submission", largest))
     elif intensity is not None:
         fig.add_vline(
             x=intensity,

@@ -37,6 +37,7 @@ class Exercise(models.Model):
     statement = models.TextField(help_text="Markdown, from README.md")
     statement_html = models.TextField(editable=False, help_text="Sanitised HTML rendered from the statement")
     starters = models.JSONField(default=dict)
+    references = models.JSONField(default=dict, help_text="Reference solution per language, from reference.*")
     harness = models.JSONField(default=dict)
     limits = models.JSONField(default=dict)
     pool = models.CharField(max_length=100, blank=True, help_text="Queue this exercise needs; blank: the default")

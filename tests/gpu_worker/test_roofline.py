@@ -3,7 +3,7 @@
 from gpu_worker.datasheets import DATASHEETS, datasheet_for
 from gpu_worker.figures.roofline import roofline_figure
 from gpu_worker.metrics import Ceilings, work_metrics
-from gpu_worker.protocol import WorkSpec
+from gpu_worker.protocol import RooflinePoint, WorkSpec
 
 VECTOR_ADD = WorkSpec(bytes="12 * n", flops="n")
 H200 = Ceilings(source="measured on an H200", copy_bandwidth=4.27e12, fp32=60.6e12, bf16_tensor=793e12)
@@ -36,7 +36,12 @@ def test_the_datasheet_is_found_by_the_device_name():
 
 def test_the_roofline_names_its_source_and_marks_the_point():
     fig = roofline_figure(
-        "NVIDIA H200, full GPU, cuda backend", 1 / 12, 330e9, H200, DATASHEETS["H200"], reference=(1 / 12, 340e9)
+        "NVIDIA H200, full GPU, cuda backend",
+        1 / 12,
+        H200,
+        DATASHEETS["H200"],
+        sizes=[RooflinePoint(intensity=1 / 12, flop_rate=330e9, label="n=16,777,213")],
+        reference=RooflinePoint(intensity=1 / 12, flop_rate=340e9, label="reference"),
     )
     names = [t["name"] for t in fig["data"]]
     assert "this submission" in names and "reference" in names and "FP32 roof (datasheet)" in names
@@ -47,6 +52,6 @@ def test_the_roofline_names_its_source_and_marks_the_point():
 
 
 def test_an_untimed_kernel_is_drawn_as_its_intensity_only():
-    fig = roofline_figure("simulator (no timing)", 1 / 12, None, None, DATASHEETS["H200"])
+    fig = roofline_figure("simulator (no timing)", 1 / 12, None, DATASHEETS["H200"])
     assert "this submission" not in [t["name"] for t in fig["data"]]
     assert any("not timed" in a["text"] for a in fig["layout"]["annotations"])

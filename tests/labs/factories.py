@@ -1,11 +1,14 @@
-"""Factories for the personas and the lab content: alice the student, ian the instructor, ada the admin."""
+"""Factories for the personas and their runs: alice the student, ian the instructor, ada the admin."""
 
 from __future__ import annotations
 
 from django.contrib.auth.models import User
 from django.test import Client
 
+from gpu_worker.protocol import Result
 from labs import services
+from labs.models import Exercise, Submission
+from labs.models.run import Status
 
 PASSWORD = "correct-horse-battery"
 
@@ -31,3 +34,38 @@ def client_for(user: User) -> Client:
     client = Client()
     client.force_login(user)
     return client
+
+
+def timed_result(device: str = "NVIDIA H200", flop_rate: float | None = 300e9, above_roof: bool = False) -> dict:
+    """A stored cuda result of vector-add at two sizes; the largest measured at `flop_rate` (None: neither timed)."""
+    smaller_rate = None if flop_rate is None else 100e9
+    sizes = [
+        {"index": 0, "sizes": {"n": 1000003}, "intensity": 1 / 12, "flop_rate": smaller_rate, "above_roof": False},
+        {"index": 1, "sizes": {"n": 16777213}, "intensity": 1 / 12, "flop_rate": flop_rate, "above_roof": above_roof},
+    ]
+    return Result(
+        submission_id=0, verdict="accepted", backend="cuda", device=device, metrics={"sizes": sizes}
+    ).to_wire()
+
+
+def make_run(
+    owner: User,
+    source: str = "// a kernel",
+    result: dict | None = None,
+    *,
+    exercise: str = "vector-add",
+    language: str = "cuda",
+    queue: str = "gpu.h200.full",
+    verdict: str = "accepted",
+) -> Submission:
+    """A finished run with its stored result (by default a timed one)."""
+    return Submission.objects.create(
+        owner=owner,
+        exercise=Exercise.objects.get(slug=exercise),
+        language=language,
+        source=source,
+        queue=queue,
+        status=Status.DONE,
+        verdict=verdict,
+        result=timed_result() if result is None else result,
+    )
