@@ -35,12 +35,29 @@ def decode_throttle(mask: int) -> list[str]:
     return [name for bit, name in THROTTLE_REASONS.items() if mask & bit]
 
 
-def format_uuid(raw: bytes | str) -> str:
-    """CUDA's 16-byte UUID as NVML prints it: GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx."""
+def format_uuid(raw: bytes | str) -> str | None:
+    """CUDA's 16-byte UUID as NVML prints it: GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx; None when cut short.
+
+    CuPy hands `cudaDeviceProp.uuid` over as a C string, so it ends at the
+    first zero byte: a UUID with one comes back shorter than 16 bytes (run 14's
+    H200 gave 12) and names no GPU.
+    """
     if isinstance(raw, str):
         return raw if raw.startswith(("GPU-", "MIG-")) else f"GPU-{raw}"
+    if len(raw) != 16:
+        return None
     h = bytes(raw).hex()
     return f"GPU-{h[0:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+
+def cuda_device_identity(device_id: int) -> tuple[dict[str, Any], str, Nvml]:
+    """CUDA's properties of `device_id`, its UUID and its NVML handle (found by PCI bus id when CUDA's UUID is cut)."""
+    import cupy
+
+    props = cupy.cuda.runtime.getDeviceProperties(device_id)
+    uuid = format_uuid(props["uuid"]) if "uuid" in props else None
+    nvml = Nvml(uuid=uuid, pci_bus_id=cupy.cuda.Device(device_id).pci_bus_id)
+    return props, uuid or nvml.uuid() or f"GPU-index-{device_id}", nvml
 
 
 @dataclass
@@ -135,6 +152,10 @@ class Nvml:
     def ok(self) -> bool:
         return self.handle is not None
 
+    def uuid(self) -> str | None:
+        found = self._call("nvmlDeviceGetUUID")
+        return found.decode() if isinstance(found, bytes) else found
+
     def _call(self, name: str, *args: Any) -> Any:
         if not self.ok:
             return None
@@ -204,9 +225,8 @@ def device_facts(device_id: int = 0, nvml: Nvml | None = None) -> DeviceFacts:
     import cupy
 
     rt = cupy.cuda.runtime
-    props = rt.getDeviceProperties(device_id)
-    uuid = format_uuid(props["uuid"]) if "uuid" in props else f"GPU-index-{device_id}"
-    nvml = nvml or Nvml(uuid=uuid, pci_bus_id=cupy.cuda.Device(device_id).pci_bus_id)
+    props, uuid, found = cuda_device_identity(device_id)
+    nvml = nvml or found
     name = props["name"]
     return DeviceFacts(
         name=name.decode() if isinstance(name, bytes) else str(name),

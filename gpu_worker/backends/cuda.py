@@ -146,13 +146,11 @@ class CudaBackend(Backend):
 
         self.cp = cupy
         self.device_id = cupy.cuda.Device().id
-        props = cupy.cuda.runtime.getDeviceProperties(self.device_id)
+        from gpu_worker.device_info import cuda_device_identity
+
+        props, self.uuid, self.nvml = cuda_device_identity(self.device_id)
         self.props = props
         self.arch = f"sm_{props['major']}{props['minor']}"
-        from gpu_worker.device_info import format_uuid
-
-        self.uuid = format_uuid(props["uuid"]) if "uuid" in props else f"GPU-index-{self.device_id}"
-        self.nvml = Nvml(uuid=self.uuid)
         self._last: tuple[Kernel, list[Any], LaunchConfig] | None = None
         self.faulted = False
         self.stream: Any = None
