@@ -25,6 +25,7 @@ import json
 import os
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,28 @@ from gpu_worker.device_info import DeviceFacts, Nvml, device_facts
 from gpu_worker.timing import TimingConfig, measure
 
 CACHE_ENV = "WARPLAB_CACHE_DIR"
-CEILINGS = ("copy_bytes_per_s", "hbm_read_bytes_per_s", "shared_bytes_per_s", "fp32_flops", "tensor_flops")
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """One measured ceiling: its document key, in words, as a short label, and the unit people read it in."""
+
+    key: str
+    words: str
+    label: str
+    unit: str
+    scale: float
+
+
+#: Every ceiling a calibration measures, in the order they are shown (the CLI, heartbeats, the fleet page).
+CEILING_INFO = (
+    Ceiling("copy_bytes_per_s", "device-to-device copy bandwidth", "copy", "TB/s", 1e12),
+    Ceiling("hbm_read_bytes_per_s", "HBM read bandwidth", "HBM read", "TB/s", 1e12),
+    Ceiling("shared_bytes_per_s", "shared-memory bandwidth", "shared memory", "TB/s", 1e12),
+    Ceiling("fp32_flops", "FP32 FMA rate", "FP32", "TFLOP/s", 1e12),
+    Ceiling("tensor_flops", "BF16 tensor rate", "BF16 tensor", "TFLOP/s", 1e12),
+)
+CEILINGS = tuple(c.key for c in CEILING_INFO)
 #: Measured on this project's H200 (SXM, 132 SMs) before; leads for other cards are absent on purpose.
 ANCHORS: dict[str, dict[str, float]] = {
     "NVIDIA H200": {
@@ -321,18 +343,11 @@ def ratios(ceilings: dict[str, float], anchors: dict[str, float]) -> dict[str, f
 
 
 def format_table(data: dict[str, Any]) -> str:
-    units = {
-        "copy_bytes_per_s": ("TB/s", 1e12),
-        "hbm_read_bytes_per_s": ("TB/s", 1e12),
-        "shared_bytes_per_s": ("TB/s", 1e12),
-        "fp32_flops": ("TFLOP/s", 1e12),
-        "tensor_flops": ("TFLOP/s", 1e12),
-    }
     anchors = anchors_for(data["key"]["name"]) or {}
     lines = [f"{data['key']['name']}  {data['key']['uuid']}  driver {data['key']['driver']}  ({data['measured_at']})"]
     lines.append(f"{'ceiling':<22}{'measured':>12}{'anchor':>10}{'ratio':>8}")
-    for key in CEILINGS:
-        unit, scale = units[key]
+    for ceiling in CEILING_INFO:
+        key, unit, scale = ceiling.key, ceiling.unit, ceiling.scale
         got = data["ceilings"][key] / scale
         anchor = anchors.get(key)
         a_txt = f"{anchor / scale:10.2f}" if anchor else f"{'-':>10}"

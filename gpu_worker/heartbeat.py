@@ -24,20 +24,14 @@ from typing import Any
 import redis
 from celery import bootsteps
 
-from gpu_worker.calibrate import anchors_for, healthy
+from gpu_worker.calibrate import CEILING_INFO, anchors_for, healthy
 
 log = logging.getLogger(__name__)
 
 STARTING, CALIBRATING, SERVING, OUT_OF_SERVICE = "starting", "calibrating", "serving", "out_of_service"
 REDIS_TIMEOUT = 5.0  # seconds a beat may wait for Redis: it runs on the worker's event loop
 #: The ceilings in words, for problems a person reads.
-LABELS = {
-    "copy_bytes_per_s": "device-to-device copy bandwidth",
-    "hbm_read_bytes_per_s": "HBM read bandwidth",
-    "shared_bytes_per_s": "shared-memory bandwidth",
-    "fp32_flops": "FP32 FMA rate",
-    "tensor_flops": "BF16 tensor rate",
-}
+LABELS = {c.key: c.words for c in CEILING_INFO}
 
 
 @dataclass(frozen=True)

@@ -24,10 +24,13 @@ from gpu_worker.heartbeat import Heart, Status
 from gpu_worker.settings import WorkerSettings
 
 
-def _calibrate_once(heart: Heart, settings: WorkerSettings, refresh: bool) -> tuple[dict | None, str | None]:
+def _calibrate_once(
+    heart: Heart, settings: WorkerSettings, refresh: bool, warm: bool = True
+) -> tuple[dict | None, str | None]:
     """`calibrate --json` in a child, beating while it runs: (document, None) or (None, why not)."""
-    # --warm-kernel-cache: the harness's kernels compiled into the jobs' seed cache, in this trusted child
-    argv = [sys.executable, "-m", "gpu_worker", "calibrate", "--json", "--warm-kernel-cache"]
+    argv = [sys.executable, "-m", "gpu_worker", "calibrate", "--json"]
+    # the harness's kernels compiled into the jobs' seed cache, in this trusted child
+    argv += ["--warm-kernel-cache"] if warm else []
     argv += ["--refresh"] if refresh else []
     deadline = time.monotonic() + settings.calibration_timeout
     with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as child:
@@ -69,7 +72,7 @@ def calibrate(heart: Heart, settings: WorkerSettings, refresh: bool = False) -> 
     if data is not None and not refresh and _measured_before(data, started):  # it came from the cache
         too_old = _measured_before(data, started - dt.timedelta(seconds=settings.calibration_max_age))
         if too_old or not heartbeat.decide(data).healthy:  # a cached bad measurement gets a second chance now
-            data, error = _calibrate_once(heart, settings, refresh=True)
+            data, error = _calibrate_once(heart, settings, refresh=True, warm=False)  # the seed is filled
     return heartbeat.decide(data, error)
 
 

@@ -15,16 +15,8 @@ import redis
 from django.conf import settings
 from django.utils import timezone
 
+from gpu_worker.calibrate import CEILING_INFO
 from gpu_worker.heartbeat import key_for
-
-#: The ceilings the fleet page shows: document key, label, unit, scale.
-SHOWN = (
-    ("copy_bytes_per_s", "copy", "TB/s", 1e12),
-    ("hbm_read_bytes_per_s", "HBM read", "TB/s", 1e12),
-    ("shared_bytes_per_s", "shared memory", "TB/s", 1e12),
-    ("fp32_flops", "FP32", "TFLOP/s", 1e12),
-    ("tensor_flops", "BF16 tensor", "TFLOP/s", 1e12),
-)
 
 
 def key_pattern() -> str:
@@ -36,13 +28,14 @@ def key_pattern() -> str:
 def _ceiling_rows(beat: dict[str, Any]) -> list[dict[str, Any]]:
     ceilings, anchors = beat.get("ceilings") or {}, beat.get("anchors") or {}
     rows = []
-    for key, label, unit, scale in SHOWN:
-        value = ceilings.get(key)
+    for c in CEILING_INFO:
+        value = ceilings.get(c.key)
         if value is None:
             continue
-        anchor = anchors.get(key)
+        anchor = anchors.get(c.key)
         percent = round(100 * value / anchor) if anchor else None
-        rows.append({"key": key, "label": label, "unit": unit, "value": f"{value / scale:.3g}", "percent": percent})
+        shown = f"{value / c.scale:.3g}"
+        rows.append({"key": c.key, "label": c.label, "unit": c.unit, "value": shown, "percent": percent})
     return rows
 
 

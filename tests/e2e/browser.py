@@ -72,3 +72,10 @@ class BrowserTestCase(ChannelsLiveServerTestCase):
         self.page.keyboard.press("Control+A")
         self.page.keyboard.press("Delete")
         self.page.keyboard.insert_text(text)
+
+    def submit(self, text: str) -> str:
+        """Put `text` in the editor, submit it and wait for the verdict: the verdict."""
+        self.replace_source(text)
+        self.page.click("#submit")
+        self.page.wait_for_selector("#verdict[data-verdict]", timeout=60_000)
+        return self.page.get_attribute("#verdict", "data-verdict") or ""

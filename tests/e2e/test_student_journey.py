@@ -17,10 +17,7 @@ class StudentJourneyTests(BrowserTestCase):
         page.click("text=Vector add")
         page.wait_for_selector(".cm-content")
         assert "TODO" in page.inner_text(".cm-content")
-        self.replace_source(CASES["reference-numba"].source)
-        page.click("#submit")
-        page.wait_for_selector("#verdict[data-verdict]", timeout=60_000)
-        assert page.get_attribute("#verdict", "data-verdict") == "accepted"
+        assert self.submit(CASES["reference-numba"].source) == "accepted"
         types = page.eval_on_selector_all("#events li", "els => els.map(e => e.dataset.type)")
         assert types[0] == "queued" and "started" in types and "check" in types and types[-1] == "done"
         page.wait_for_selector("#history li")
@@ -37,10 +34,7 @@ class StudentJourneyTests(BrowserTestCase):
         page = self.log_in()
         page.goto(f"{self.live_server_url}/exercises/vector-add/")
         page.wait_for_selector(".cm-content")
-        self.replace_source(CASES["syntax-error-numba"].source)
-        page.click("#submit")
-        page.wait_for_selector("#verdict[data-verdict]", timeout=60_000)
-        assert page.get_attribute("#verdict", "data-verdict") == "compile_error"
+        assert self.submit(CASES["syntax-error-numba"].source) == "compile_error"
         assert page.get_attribute("#diagnostics li", "data-line") == "7"
         page.wait_for_selector(".cm-error-line")
         assert page.inner_text(".cm-error-line").strip() == "if i < c.size"
@@ -50,10 +44,7 @@ class StudentJourneyTests(BrowserTestCase):
         page.goto(f"{self.live_server_url}/exercises/vector-add/")
         page.select_option("#language", "cuda")
         page.wait_for_function("document.querySelector('.cm-content').innerText.includes('__global__')")
-        self.replace_source(CASES["reference-cuda"].source)
-        page.click("#submit")
-        page.wait_for_selector("#verdict[data-verdict]", timeout=60_000)
-        assert page.get_attribute("#verdict", "data-verdict") == "not_run"
+        assert self.submit(CASES["reference-cuda"].source) == "not_run"
         registers = page.get_attribute("#compile-info[data-registers]", "data-registers")
         assert registers is not None and int(registers) > 0
         sass = page.text_content("#compile-info details.sass pre")
@@ -63,10 +54,7 @@ class StudentJourneyTests(BrowserTestCase):
         page = self.log_in()
         page.goto(f"{self.live_server_url}/exercises/coalescing/")
         page.wait_for_selector(".cm-content")
-        self.replace_source(COALESCING["strided-numba"].source)
-        page.click("#submit")
-        page.wait_for_selector("#verdict[data-verdict]", timeout=60_000)
-        assert page.get_attribute("#verdict", "data-verdict") == "accepted"  # correct, and slow: the report says why
+        assert self.submit(COALESCING["strided-numba"].source) == "accepted"  # correct, and slow: the report says why
         memory = page.inner_text("#events li[data-type=memory]")
         assert "touches 32 sectors" in memory and "coalesced load touches 4" in memory, memory
         page.wait_for_function("document.querySelectorAll('#figures .figure[data-rendered]').length >= 4")
