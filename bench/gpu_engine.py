@@ -3,7 +3,7 @@
     PYTHONUNBUFFERED=1 python3 bench/gpu_engine.py [--sections a,b,...] [--out DIR]
 
 Sections: env, calibration, stability, occupancy, faults_raw, cold_start, sandbox
-(standalone, bench/standalone.py) and engine_vector_add, engine_hostile,
+(standalone, bench/standalone.py), ceiling_probe (bench/ceiling_probe.py) and engine_vector_add, engine_hostile,
 engine_warm (through the real engine and sandbox, bench/engine_sections.py).
 Writes results.md and results.json under --out (default $OUT, else ./bench-out).
 """
@@ -67,6 +67,9 @@ def sections() -> dict[str, Any]:
     found: dict[str, Any] = dict(standalone.SECTIONS)
     found["sandbox"] = _sandbox
     found["pytest_gpu"] = _pytest_gpu
+    from bench import ceiling_probe
+
+    found.update(ceiling_probe.SECTIONS)
     try:
         from bench import engine_sections
 

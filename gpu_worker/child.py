@@ -183,6 +183,7 @@ def _warm_up(backend: str) -> None:
             from gpu_worker.timing import compile_harness
 
             compile_harness(cupy)  # our own kernel, before any learner's code is in this process
+            gpu_worker.backends.cuda.warm_numba_compiler()  # Numba's one-time costs, not the job's
 
 
 def _become_spare(argv: list[str], writer: MessageWriter) -> None:

@@ -39,6 +39,7 @@ from gpu_worker.wire import WireError
 
 FIRST_SEQ = 2
 FINAL_TYPES = frozenset({"finished", "not_run", "compile_error", "rejected", "runtime_error", "error"})
+GPU_EXTRA_PROCESSES = 32  # a cuda child's own threads (CUDA's, NVRTC's, Numba's) beyond the job's process limit
 Emit = Callable[[Event], None]
 
 
@@ -256,7 +257,7 @@ def run_job(job: Job, emit: Emit, backend: str = "sim") -> Result:
             runs = _runs(job, backend_name)
         except LaunchRejected as exc:
             rejection = f"launch rejected: {exc}"
-    extra = max((r["threads_per_block"] for r in runs), default=0) + 32 if backend_name == "sim" else 32
+    extra = _extra_processes(backend_name, runs)
     try:
         isolation = sandbox.describe(backend_name, limits, extra)
     except RuntimeError as exc:
@@ -351,6 +352,28 @@ def run_job(job: Job, emit: Emit, backend: str = "sim") -> Result:
         figures=state.figures,
         **gpu_fields,
     )
+
+
+def _extra_processes(backend: str, runs: list[dict[str, Any]]) -> int:
+    """Processes a child may start beyond the job's limit: the simulator runs a thread per GPU thread."""
+    if backend == "sim":
+        return max((r["threads_per_block"] for r in runs), default=0) + GPU_EXTRA_PROCESSES
+    return GPU_EXTRA_PROCESSES
+
+
+def start_first_spare(backend: str, limits: Limits | None = None) -> bool:
+    """Before the first job: start the spare for a job of these limits (by default every lab's), if spares are on.
+
+    Only a cuda spare can be started ahead: a sim job's key holds its block size, unknown before it comes.
+    Returns whether one was started; a failure leaves the first job to start cold.
+    """
+    if backend != "cuda" or not spare.enabled():
+        return False
+    try:
+        spare.refill(backend, limits or Limits(), _extra_processes(backend, []))
+    except Exception:
+        return False
+    return True
 
 
 def _take_spare(backend: str, limits: Limits, extra: int) -> spare.Spare | None:

@@ -20,6 +20,7 @@ from typing import Any
 
 from celery import Celery
 from celery.exceptions import SoftTimeLimitExceeded
+from celery.signals import worker_process_init
 from celery.utils.nodenames import host_format
 from pydantic import ValidationError
 
@@ -80,16 +81,37 @@ class _Reporter:
         _report("labs.record_result", self.submission_id, result.to_wire(), final)
 
 
+def _spares_on() -> None:
+    """Warm starts: spare sandboxes owned by the process that runs the tasks; the environment can say 0 or 1.
+
+    On by default: on the H200 a spare took the first figure from 1.03 s to 0.23 s (C++) and from
+    1.79 s to 1.09 s (Numba), p50 through the whole pipeline (docs/benchmarks.md, run 14).
+    """
+    from gpu_worker import spare
+
+    spare.set_default(True)
+
+
+@worker_process_init.connect
+def _start_first_spare(**_: Any) -> None:
+    """In the pool process, before it takes a task: the first job finds a spare too.
+
+    The pool process runs its tasks on this same (main) thread, which the spare's
+    `--die-with-parent` needs (see `gpu_worker.spare`).
+    """
+    from gpu_worker.engine import start_first_spare
+
+    _spares_on()
+    if start_first_spare(settings.backend):
+        log.info("a spare sandbox is starting for the first job")
+
+
 @app.task(name="gpu_worker.run_job", bind=True)
 def run_job(self: Any, payload: dict) -> str:
     """Run one learner job; the verdict is returned, the facts go to the web queue."""
-    from gpu_worker import spare
     from gpu_worker.engine import run_job as run_in_engine
 
-    # Warm starts: a spare sandbox owned by this (the task's) process; the environment can say 0 or 1.
-    # On by default: on the H200 a spare took the first figure from 1.03 s to 0.23 s (C++) and from
-    # 1.79 s to 1.09 s (Numba), p50 through the whole pipeline (docs/benchmarks.md, run 14).
-    spare.set_default(True)
+    _spares_on()
 
     submission_id = int(payload.get("submission_id", 0))
     try:

@@ -100,6 +100,33 @@ def device_name() -> str:
     return "CUDA GPU"
 
 
+def _warm_kernel(x: Any, n: Any) -> None:  # pragma: no cover - compiled by Numba, never called in Python
+    from numba import cuda
+
+    i = cuda.grid(1)
+    if i < n:
+        x[i] = x[i] * 2.0
+
+
+def warm_numba_compiler() -> None:
+    """Compile, load and inspect one small kernel the way a learner's is compiled (a spare does it before its job).
+
+    A process's first Numba compilation also builds Numba's typing and target
+    contexts and loads NVVM and the linker; later compilations pay only for
+    their own kernel. Nothing is launched: a spare waits beside a job that may be timing.
+    """
+    from numba import cuda, types
+    from numba.core.typing import signature as make_signature
+
+    from gpu_worker.backends.numba_ptx import signature as numba_types
+
+    sig = make_signature(types.void, *numba_types([["float32", 1], ["int32", 0]]))
+    kernel = cuda.jit(_warm_kernel)
+    kernel.compile(sig)
+    kernel.get_regs_per_thread(sig)
+    kernel.inspect_asm(sig.args)
+
+
 def fault_message(exc: BaseException) -> tuple[str, str | None]:
     """(words for the learner, the CUDA error's name) for an exception raised at or after a launch."""
     text = str(exc)

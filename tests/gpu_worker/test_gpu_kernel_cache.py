@@ -6,13 +6,24 @@ import itertools
 
 import pytest
 
-from gpu_worker import kernel_cache
-from gpu_worker.engine import run_job
-from gpu_worker.labspec import find_lab
-from gpu_worker.protocol import Job
+from gpu_worker import kernel_cache, spare
+from gpu_worker.engine import run_job, start_first_spare
+from gpu_worker.labspec import Lab, find_lab
+from gpu_worker.protocol import Job, Result
 
 pytestmark = pytest.mark.gpu
 _ids = itertools.count(90_000)
+
+
+def _run_reference(lab: Lab, language: str) -> Result:
+    job = Job(
+        submission_id=next(_ids),
+        exercise=lab.exercise_ref(language),
+        source=lab.references[language],
+        requested_by="alice",
+    )
+    return run_job(job, lambda event: None, backend="cuda")
+
 
 KERNEL = r'extern "C" __global__ void warplab_cache_probe(float* x) { x[threadIdx.x] = 2.0f; }'
 
@@ -30,16 +41,22 @@ def test_pointing_cupy_elsewhere_after_it_compiled_moves_its_cache(tmp_path):
 def test_jobs_served_by_spares_are_accepted_one_after_another(monkeypatch):
     """Run 13: a spare compiled as root into a cache its job (uid 65534) could not write; the job failed."""
     monkeypatch.setenv("WARPLAB_SPARE_SANDBOX", "1")
+    spare.shutdown()  # no spare left by an earlier test: the first job here starts cold
     lab = find_lab("vector-add")
     warm = []
     for language in ("cuda", "cuda", "numba", "cuda"):
-        job = Job(
-            submission_id=next(_ids),
-            exercise=lab.exercise_ref(language),
-            source=lab.references[language],
-            requested_by="alice",
-        )
-        result = run_job(job, lambda event: None, backend="cuda")
+        result = _run_reference(lab, language)
         assert result.verdict == "accepted", result.message
         warm.append(bool(result.sandbox.get("warm_start")))
     assert warm[0] is False and warm[1] is True and warm[3] is True  # numba's limits may key another spare
+
+
+@pytest.mark.parametrize("language", ["numba", "cuda"])
+def test_the_first_job_of_a_fresh_worker_is_served_by_the_spare_started_ahead(monkeypatch, language):
+    monkeypatch.setenv("WARPLAB_SPARE_SANDBOX", "1")
+    spare.shutdown()
+    assert start_first_spare("cuda")
+    result = _run_reference(find_lab("vector-add"), language)
+    spare.shutdown()
+    assert result.verdict == "accepted", result.message
+    assert result.sandbox["warm_start"] is True

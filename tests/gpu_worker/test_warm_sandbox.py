@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from engine_factories import CORRECT_NUMBA_KERNEL, alices_job, module_with, processes_mentioning, run, unique_token
 
-from gpu_worker import sandbox, spare
+from gpu_worker import engine, sandbox, spare
+from gpu_worker.labspec import load_all
 
 SYNTAX_ERROR = """
 @cuda.jit
@@ -135,6 +136,23 @@ def test_a_spare_that_died_while_waiting_is_not_used(spares):
     result = run(alices_job(module_with(""))).result
     assert spares[-1] is None
     assert result.verdict == "accepted", (result.message, result.output)
+
+
+@pytest.mark.parametrize("language", ["cuda", "numba"])
+def test_the_spare_started_before_the_first_job_is_the_one_every_labs_gpu_job_takes(spares, language):
+    for lab in load_all()[1]:
+        assert engine.start_first_spare("cuda")
+        limits = lab.exercise_ref(language).limits
+        waiting = spare.POOL.take("cuda", limits, engine.GPU_EXTRA_PROCESSES)
+        assert waiting is not None, f"{lab.slug}'s {language} job would start cold"
+        waiting.discard()
+
+
+def test_no_sim_spare_is_started_before_the_first_job_nor_any_with_spares_off(spares, monkeypatch):
+    assert engine.start_first_spare("sim") is False  # its key holds the job's block size
+    monkeypatch.setenv(spare.ENV, "0")
+    assert engine.start_first_spare("cuda") is False
+    assert spare.POOL.spares == {} and _my_spares() == []
 
 
 def test_with_spares_switched_off_none_is_started(monkeypatch):

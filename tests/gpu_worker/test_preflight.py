@@ -1,0 +1,85 @@
+"""A low calibration reading is measured once more before the worker leaves service; the cache answers when it may.
+
+The `calibrate` child is replaced by a list of documents (it needs a GPU); the heartbeat is written to the real Redis.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.conf import settings as django_settings
+
+from gpu_worker import calibrate, heartbeat, preflight
+from gpu_worker.heartbeat import Heart
+from gpu_worker.settings import WorkerSettings
+
+pytestmark = pytest.mark.integration
+H200 = calibrate.ANCHORS["NVIDIA H200"]
+LOW = {"tensor_flops": 0.85 * H200["tensor_flops"]}
+
+
+def _document(age_s: float = 0, **ceilings: float) -> dict:
+    measured = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=age_s)
+    return {
+        "key": {"uuid": "GPU-1234", "driver": "580.1", "name": "NVIDIA H200"},
+        "measured_at": measured.replace(microsecond=0).isoformat(),
+        "ceilings": {**H200, **ceilings},
+    }
+
+
+@pytest.fixture
+def readings(monkeypatch):
+    """What each `calibrate` child answers, in turn; the calls made, as (refresh, warm)."""
+    queue: list[dict] = []
+    calls: list[tuple[bool, bool]] = []
+
+    def answer(heart, settings, refresh, warm=True):
+        calls.append((refresh, warm))
+        return queue.pop(0), None
+
+    monkeypatch.setattr(preflight, "_calibrate_once", answer)
+    return queue, calls
+
+
+@pytest.fixture
+def heart(broker_prefix):
+    beating = Heart.from_url(
+        django_settings.CELERY_BROKER_URL,
+        prefix=broker_prefix,
+        name="gpu.test@here",
+        queue="gpu.test",
+        pool="test",
+        backend="cuda",
+        interval=1,
+    )
+    yield beating
+    beating.stop()
+
+
+def test_one_low_reading_is_measured_again_and_the_second_decides(readings, heart):
+    queue, calls = readings
+    queue += [_document(**LOW), _document()]
+    status = preflight.calibrate(heart, WorkerSettings(), refresh=True)
+    assert status.state == heartbeat.SERVING and calls == [(True, True), (True, False)]
+
+
+def test_two_low_readings_take_the_worker_out_of_service_naming_the_ceiling(readings, heart):
+    queue, calls = readings
+    queue += [_document(**LOW), _document(**LOW)]
+    status = preflight.calibrate(heart, WorkerSettings(), refresh=True)
+    assert status.state == heartbeat.OUT_OF_SERVICE and len(calls) == 2
+    assert any("BF16" in problem for problem in status.problems), status.problems
+
+
+def test_a_young_healthy_cached_calibration_answers_alone(readings, heart):
+    queue, calls = readings
+    queue += [_document(age_s=600)]
+    assert preflight.calibrate(heart, WorkerSettings()).state == heartbeat.SERVING and calls == [(False, True)]
+
+
+def test_a_low_cached_calibration_is_measured_now_and_once_more_if_still_low(readings, heart):
+    queue, calls = readings
+    queue += [_document(age_s=600, **LOW), _document(**LOW), _document()]
+    assert preflight.calibrate(heart, WorkerSettings()).state == heartbeat.SERVING
+    assert calls == [(False, True), (True, False), (True, False)]
