@@ -71,7 +71,7 @@ def calibrate(heart: Heart, settings: WorkerSettings, refresh: bool = False) -> 
     started = dt.datetime.now(dt.UTC).replace(microsecond=0)
     data, error = _calibrate_once(heart, settings, refresh)
     measured_now = data is None or refresh or not _measured_before(data, started)
-    if not measured_now:  # it came from the cache
+    if data is not None and not measured_now:  # it came from the cache
         too_old = _measured_before(data, started - dt.timedelta(seconds=settings.calibration_max_age))
         if too_old or not heartbeat.decide(data).healthy:  # a cached bad measurement gets a second chance now
             data, error = _calibrate_once(heart, settings, refresh=True, warm=False)  # the seed is filled

@@ -1,17 +1,25 @@
-"""The worker's settings, from its environment (pydantic-settings); it holds no secret but the broker address."""
+"""The worker's settings, from its environment and the project's .env (pydantic-settings); no secret but the broker.
+
+The environment wins over .env, which `./lab up` and the web side read too, so a broker URL or prefix
+written there reaches the workers as well as the site. Only the fields below are read from it: the
+web's SECRET_KEY or DATABASE_URL never enter a worker's settings, let alone a learner's sandbox.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+ENV_FILE = Path(__file__).resolve().parent.parent / ".env"  # absent in a container: the environment alone
+
 
 class WorkerSettings(BaseSettings):
     """One worker serves one slice: a pool name, the backend it runs and the queue it consumes."""
 
-    model_config = SettingsConfigDict(env_prefix="WARPLAB_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="WARPLAB_", extra="ignore", env_file=ENV_FILE)
 
     broker_url: str = Field(
         default="redis://127.0.0.1:6379/0",

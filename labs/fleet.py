@@ -16,7 +16,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from gpu_worker.calibrate import CEILING_INFO
-from gpu_worker.heartbeat import key_for
+from gpu_worker.heartbeat import CALIBRATING, OUT_OF_SERVICE, SERVING, STARTING, key_for
 
 
 def key_pattern() -> str:
@@ -70,3 +70,25 @@ def workers(client: redis.Redis | None = None) -> list[dict[str, Any]]:
         beat["age_seconds"] = _age_seconds(beat.get("updated_at"), now)
         found.append(beat)
     return sorted(found, key=lambda beat: (str(beat.get("queue")), str(beat.get("name"))))
+
+
+def queue_notice(queue: str, client: redis.Redis | None = None) -> str:
+    """What a learner is told on submitting to `queue` when no live worker serves it; '' when one does.
+
+    A fleet that cannot be read says nothing: the run is queued as always, and the queue keeps it.
+    """
+    try:
+        beats = [beat for beat in workers(client) if beat.get("queue") == queue]
+    except redis.RedisError:
+        return ""
+    states = {beat.get("state") for beat in beats}
+    waits = "Your run waits in the queue and starts when a worker takes it."
+    if SERVING in states:
+        return ""
+    if states & {STARTING, CALIBRATING}:
+        return f"The worker for {queue} is measuring its GPU before it serves (under a minute). {waits}"
+    sick = [beat for beat in beats if beat.get("state") == OUT_OF_SERVICE]
+    if sick:
+        why = "; ".join(str(p) for beat in sick for p in beat.get("problems") or []) or "no reason given"
+        return f"No worker serves {queue} right now: its GPU is out of service ({why}). {waits}"
+    return f"No worker is serving {queue} right now. {waits}"

@@ -25,6 +25,7 @@ from django.utils import timezone
 
 from gpu_worker.labspec import load_all
 from gpu_worker.protocol import LANGUAGES, MAX_SOURCE_BYTES, Event, ExerciseRef, Job, Result
+from labs import fleet
 from labs.markdown import render_markdown
 from labs.models import Exercise, Module, Submission, SubmissionEvent
 from labs.models.run import Status, Verdict
@@ -188,12 +189,14 @@ def submit_run(user: User, exercise_slug: Any, language: Any, source: Any) -> Su
     from labsite.celery import app
 
     exercise = _validate_submission(user, exercise_slug, language, source)
+    queue = _queue_for(exercise)
+    notice = {"message": text} if (text := fleet.queue_notice(queue)) else {}
     with transaction.atomic():
         submission = Submission.objects.create(
-            owner=user, exercise=exercise, language=language, source=source, queue=_queue_for(exercise)
+            owner=user, exercise=exercise, language=language, source=source, queue=queue
         )
         job = build_job(submission)
-        queued = Event.of("queued", 1, queue=submission.queue).to_wire()
+        queued = Event.of("queued", 1, queue=submission.queue, **notice).to_wire()
         _store_event(submission, queued)
         transaction.on_commit(lambda: app.send_task(RUN_TASK, args=[job.to_wire()], queue=submission.queue))
     _broadcast(submission, queued)

@@ -262,7 +262,8 @@ export function eventSentence(ev) {
       const detail = [ev.queue || ev.pool, typeof ev.position === "number" ? `position ${ev.position}` : ""]
         .filter(Boolean)
         .join(", ");
-      return detail ? `queued (${detail})` : "queued";
+      const queued = detail ? `queued (${detail})` : "queued";
+      return ev.message ? `${queued}: ${ev.message}` : queued;
     }
     case "started":
       return startedSentence(ev);

@@ -92,7 +92,11 @@ export class Run {
   apply(ev) {
     switch (ev.type) {
       case "queued":
-        if (!this.finished) this.view.setStatus(`Submission #${this.id} is queued…`, "busy");
+        // A queue no live worker serves says so (labs.fleet.queue_notice): the learner knows why it waits.
+        if (!this.finished) {
+          const why = ev.message ? ` ${ev.message}` : "";
+          this.view.setStatus(`Submission #${this.id} is queued…${why}`, "busy");
+        }
         break;
       case "started":
         if (!this.finished) {

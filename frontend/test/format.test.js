@@ -109,3 +109,9 @@ test("it gives Nsight Compute's explanations, or why the kernel was not profiled
   const off = { type: "profile", available: false, reason: "Nsight Compute is not installed on this worker" };
   assert.equal(eventSentence(off), "Nsight Compute: not profiled: Nsight Compute is not installed on this worker");
 });
+
+test("a queued event names its queue, and why it waits when no worker serves it", () => {
+  assert.equal(eventSentence({ type: "queued", queue: "sim" }), "queued (sim)");
+  const ev = { type: "queued", queue: "gpu.h200.full", message: "No worker is serving gpu.h200.full right now." };
+  assert.equal(eventSentence(ev), "queued (gpu.h200.full): No worker is serving gpu.h200.full right now.");
+});

@@ -107,3 +107,33 @@ def test_a_broker_that_does_not_answer_is_said_so(ada, settings):
     settings.CELERY_BROKER_URL = "redis://127.0.0.1:1/0"  # nothing listens there
     response = client_for(ada).get("/fleet/")
     assert response.status_code == 200 and 'id="fleet-error"' in response.content.decode()
+
+
+def test_a_learner_submitting_to_a_queue_no_worker_serves_is_told_why_the_run_waits(alice, labs_loaded, site_prefix):
+    from labs.services import submit_run
+
+    submission = submit_run(alice, "vector-add", "numba", "def vector_add(a, b, c): pass")
+    queued = submission.events.get(seq=1).payload
+    assert queued["type"] == "queued" and queued["queue"] == "sim"
+    assert queued["message"].startswith("No worker is serving sim right now.")
+
+
+def test_an_out_of_service_gpu_is_named_with_its_reason_and_a_serving_one_says_nothing(site_prefix, client_redis):
+    from labs.fleet import queue_notice
+
+    sick = _heart(client_redis, site_prefix, "gpu.h200.full@a")
+    sick.set(heartbeat.decide(_calibration(fp32_flops=0.88 * H200["fp32_flops"])))
+    notice = queue_notice("gpu.h200.full")
+    assert "out of service" in notice and "FP32 FMA rate" in notice and "12.0% under the anchor" in notice
+    sick.set(heartbeat.calibrating(sick.status))
+    assert queue_notice("gpu.h200.full").startswith("The worker for gpu.h200.full is measuring its GPU")
+    _heart(client_redis, site_prefix, "gpu.h200.full@b").set(heartbeat.decide(_calibration()))
+    assert queue_notice("gpu.h200.full") == ""
+    assert queue_notice("gpu.h100.full").startswith("No worker is serving gpu.h100.full")
+
+
+def test_a_fleet_that_cannot_be_read_adds_no_notice(settings):
+    from labs.fleet import queue_notice
+
+    settings.CELERY_BROKER_URL = "redis://127.0.0.1:1/0"
+    assert queue_notice("sim") == ""
