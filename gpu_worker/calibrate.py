@@ -299,14 +299,17 @@ def run_calibration(facts: DeviceFacts | None = None) -> dict[str, Any]:
 
 
 def load_or_calibrate(facts: DeviceFacts | None = None, refresh: bool = False, directory: str | None = None) -> dict:
-    """The cached ceilings of this GPU and driver, measuring them first when absent or asked to."""
+    """The cached ceilings of this GPU and driver, measuring them first when absent or asked to.
+
+    The document returned says which: `from_cache` is true when nothing was measured now.
+    """
     facts = facts or device_facts()
     path = cache_path(facts, directory)
     if path.exists() and not refresh:
         try:
             data = json.loads(path.read_text())
             if data.get("key", {}).get("uuid") == facts.uuid and data["key"].get("driver") == facts.driver:
-                return data
+                return {**data, "from_cache": True}
         except (OSError, ValueError, KeyError):
             pass
     data = run_calibration(facts)
@@ -314,7 +317,7 @@ def load_or_calibrate(facts: DeviceFacts | None = None, refresh: bool = False, d
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, indent=2))
     tmp.replace(path)
-    return data
+    return {**data, "from_cache": False}
 
 
 def anchors_for(name: str) -> dict[str, float] | None:

@@ -68,11 +68,11 @@ def _measured_before(data: dict[str, Any], moment: dt.datetime) -> bool:
 def calibrate(heart: Heart, settings: WorkerSettings, refresh: bool = False) -> Status:
     """One calibration: the cache of this GPU and driver if young and healthy (unless `refresh`), else measured now."""
     heart.set(heartbeat.calibrating(heart.status))
-    started = dt.datetime.now(dt.UTC).replace(microsecond=0)
     data, error = _calibrate_once(heart, settings, refresh)
-    measured_now = data is None or refresh or not _measured_before(data, started)
-    if data is not None and not measured_now:  # it came from the cache
-        too_old = _measured_before(data, started - dt.timedelta(seconds=settings.calibration_max_age))
+    measured_now = data is None or not data.get("from_cache")
+    if data is not None and not measured_now:
+        oldest = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=settings.calibration_max_age)
+        too_old = _measured_before(data, oldest)
         if too_old or not heartbeat.decide(data).healthy:  # a cached bad measurement gets a second chance now
             data, error = _calibrate_once(heart, settings, refresh=True, warm=False)  # the seed is filled
             measured_now = True

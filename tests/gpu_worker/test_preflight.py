@@ -20,11 +20,13 @@ LOW = {"tensor_flops": 0.85 * H200["tensor_flops"]}
 
 
 def _document(age_s: float = 0, **ceilings: float) -> dict:
+    """What `calibrate --json` prints: measured now, or (age_s > 0) read from its cache."""
     measured = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=age_s)
     return {
         "key": {"uuid": "GPU-1234", "driver": "580.1", "name": "NVIDIA H200"},
         "measured_at": measured.replace(microsecond=0).isoformat(),
         "ceilings": {**H200, **ceilings},
+        "from_cache": age_s > 0,
     }
 
 
@@ -83,3 +85,10 @@ def test_a_low_cached_calibration_is_measured_now_and_once_more_if_still_low(rea
     queue += [_document(age_s=600, **LOW), _document(**LOW), _document()]
     assert preflight.calibrate(heart, WorkerSettings()).state == heartbeat.SERVING
     assert calls == [(False, True), (True, False), (True, False)]
+
+
+def test_a_cached_calibration_older_than_the_limit_is_measured_again(readings, heart):
+    queue, calls = readings
+    queue += [_document(age_s=WorkerSettings().calibration_max_age + 60), _document()]
+    assert preflight.calibrate(heart, WorkerSettings()).state == heartbeat.SERVING
+    assert calls == [(False, True), (True, False)]
