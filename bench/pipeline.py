@@ -229,13 +229,16 @@ def _make_student() -> Any:
     return user
 
 
-async def run_jobs(languages: list[str], rounds: int, timeout: float, deadline: float) -> dict[str, Any]:
+async def run_jobs(
+    languages: list[str], rounds: int, timeout: float, deadline: float, first_after: float = 0.0
+) -> dict[str, Any]:
     from asgiref.sync import sync_to_async
 
     from gpu_worker.labspec import find_lab
 
     sources = {case.language: case.source for case in find_lab(EXERCISE).cases if case.name.startswith("reference")}
     user = await sync_to_async(_make_student)()
+    await asyncio.sleep(first_after)  # a learner rarely submits the instant a worker is ready
     cold = await run_one(user, languages[0], sources[languages[0]], timeout)
     print(f"cold job: {_line(cold)}", flush=True)
     jobs: list[dict[str, Any]] = []
@@ -339,7 +342,8 @@ def write_report(out: Path, report: dict[str, Any]) -> str:
         first = cold["first"]
         lines += [
             "",
-            f"First job on the cold worker ({cold['language']}): {cold['verdict']}; started {first.get('started')} s, "
+            f"First job on the cold worker ({cold['language']}, sent {report.get('first_after_s', 0)} s after it was "
+            f"ready): {cold['verdict']}; started {first.get('started')} s, "
             f"first figure {first.get('figure')} s, done {first.get('done')} s after the submit; "
             f"warm start: {cold['warm_start']}.",
         ]
@@ -380,6 +384,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--redis-port", type=int, default=6390)
     parser.add_argument("--spare", choices=("auto", "0", "1"), default="auto", help="WARPLAB_SPARE_SANDBOX")
     parser.add_argument("--job-timeout", type=float, default=120.0)
+    parser.add_argument("--first-after", type=float, default=0.0, help="seconds between ready and the first job")
     parser.add_argument("--ready-timeout", type=float, default=120.0)
     parser.add_argument("--deadline", type=float, default=210.0, help="no new job after this many seconds")
     return parser.parse_args(argv)
@@ -400,6 +405,7 @@ def main(argv: list[str] | None = None) -> int:
         "languages": languages,
         "rounds": args.rounds,
         "spare": "worker default" if args.spare == "auto" else args.spare,
+        "first_after_s": args.first_after,
         "host": os.uname().nodename,
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "python": sys.version.split()[0],
@@ -461,7 +467,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{worker.name} ready in {ready['log_ready_s']} s (heartbeat: {ready['heartbeat_states']})", flush=True)
 
         deadline = started + args.deadline
-        run = asyncio.run(run_jobs(languages, args.rounds, args.job_timeout, deadline))
+        run = asyncio.run(run_jobs(languages, args.rounds, args.job_timeout, deadline, args.first_after))
         report |= run
         everything = [run["cold_job"], *run["jobs"]]
         report["device"] = next((j.get("device") for j in everything if j.get("device")), None)

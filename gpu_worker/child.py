@@ -157,8 +157,12 @@ def _gpu_lock(backend: Any) -> contextlib.AbstractContextManager[float]:
     return timing_lock(uuid) if uuid else contextlib.nullcontext(0.0)
 
 
-def _warm_up(backend: str) -> None:
-    """A spare's imports (and, for cuda, its CUDA context), done before its job's request arrives."""
+def _warm_up(backend: str) -> str:
+    """A spare's imports (and, for cuda, its CUDA context): done before its job's request arrives.
+
+    Returns what failed, in words ('' when nothing did): the job then does it itself, and shows any
+    real fault; the worker logs the spare's problem, which would otherwise go unseen.
+    """
     import gpu_worker.backends.base  # noqa: F401
     import gpu_worker.inputs  # noqa: F401
     import gpu_worker.launch  # noqa: F401
@@ -170,7 +174,7 @@ def _warm_up(backend: str) -> None:
         import gpu_worker.backends.sim  # noqa: F401
         import gpu_worker.memtrace  # noqa: F401
     elif backend == "cuda":
-        with contextlib.suppress(Exception):  # a failure here shows again, and is reported, in the job itself
+        try:
             from gpu_worker import kernel_cache
 
             kernel_cache.prepare()  # before CuPy is imported: its cache backend is built once per process
@@ -184,18 +188,21 @@ def _warm_up(backend: str) -> None:
 
             compile_harness(cupy)  # our own kernel, before any learner's code is in this process
             gpu_worker.backends.cuda.warm_numba_compiler()  # Numba's one-time costs, not the job's
+        except Exception as exc:
+            return "".join(traceback.format_exception_only(type(exc), exc)).strip()[:500]
+    return ""
 
 
 def _become_spare(argv: list[str], writer: MessageWriter) -> None:
     """Import what the job will need, keep only the job's CPU seconds from here on, and say `ready`."""
     backend, cpu_seconds = argv[0], int(argv[1])
-    _warm_up(backend)
+    problem = _warm_up(backend)
     used = resource.getrusage(resource.RUSAGE_SELF)
     limit = math.ceil(used.ru_utime + used.ru_stime) + cpu_seconds
     _, hard = resource.getrlimit(resource.RLIMIT_CPU)
     if hard == resource.RLIM_INFINITY or limit < hard:
         resource.setrlimit(resource.RLIMIT_CPU, (limit, limit))  # lowering needs no privilege
-    writer.send({"type": "ready"})
+    writer.send({"type": "ready", **({"problem": problem} if problem else {})})
 
 
 def main(argv: list[str]) -> int:

@@ -40,6 +40,7 @@ class WorkerSettings(BaseSettings):
     calibration_max_age: float = 24 * 3600.0
     calibration_timeout: float = 600.0  # one calibration subprocess, CUDA start-up and compilation included
     recalibrate_seconds: float = 600.0  # how often a worker out of service measures again
+    remeasure_pause_seconds: float = 20.0  # idle before a low reading is measured once more (the card cools)
 
     @property
     def queue(self) -> str:

@@ -39,6 +39,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
+import logging
 import os
 import selectors
 import threading
@@ -49,6 +50,7 @@ from gpu_worker import sandbox
 from gpu_worker.gpu_lock import open_worker_lock_fd
 from gpu_worker.protocol import Limits
 
+log = logging.getLogger(__name__)
 ENV = "WARPLAB_SPARE_SANDBOX"
 CPU_ALLOWANCE = 60  # CPU seconds a spare may spend on its imports before it lowers its limit
 READY_TIMEOUT = 30.0  # how long a job waits for a spare that is still importing
@@ -102,9 +104,15 @@ class Spare:
                 if not chunk:
                     return False  # it died while waiting
                 line += chunk
-        with contextlib.suppress(ValueError):
-            return json.loads(line) == {"type": "ready"} and self.started.session.proc.poll() is None
-        return False
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return False
+        if not isinstance(message, dict) or message.get("type") != "ready":
+            return False
+        if message.get("problem"):  # the job will do that part itself; whoever runs the worker should know
+            log.warning("spare sandbox %s warmed up only in part: %s", self.pid, message["problem"])
+        return self.started.session.proc.poll() is None
 
     def release(self) -> None:
         """After its job: close what the spare held for it (the pipes are closed by `run_sandboxed`)."""

@@ -100,20 +100,22 @@ def device_name() -> str:
     return "CUDA GPU"
 
 
-def _warm_kernel(x: Any, n: Any) -> None:  # pragma: no cover - compiled by Numba, never called in Python
-    from numba import cuda
-
-    i = cuda.grid(1)  # type: ignore[call-arg, var-annotated]  # numba's stubs
+WARM_KERNEL = """
+@cuda.jit
+def warplab_warm_up(x, n):
+    i = cuda.grid(1)
     if i < n:
         x[i] = x[i] * 2.0
+"""
 
 
-def warm_numba_compiler() -> None:
+def warm_numba_compiler() -> int:
     """Compile, load and inspect one small kernel the way a learner's is compiled (a spare does it before its job).
 
     A process's first Numba compilation also builds Numba's typing and target
     contexts and loads NVVM and the linker; later compilations pay only for
     their own kernel. Nothing is launched: a spare waits beside a job that may be timing.
+    Returns the kernel's registers per thread (read from the loaded module).
     """
     from numba import cuda, types
     from numba.core.typing import signature as make_signature
@@ -121,10 +123,12 @@ def warm_numba_compiler() -> None:
     from gpu_worker.backends.numba_ptx import signature as numba_types
 
     sig = make_signature(types.void, *numba_types([["float32", 1], ["int32", 0]]))
-    kernel = cuda.jit(_warm_kernel)
+    namespace: dict[str, Any] = {"cuda": cuda}  # a module of its own, as a learner's kernel is
+    exec(compile(WARM_KERNEL, "<warplab-warm-up>", "exec"), namespace)
+    kernel = namespace["warplab_warm_up"]
     kernel.compile(sig)
-    kernel.get_regs_per_thread(sig)
     kernel.inspect_asm(sig.args)
+    return int(kernel.get_regs_per_thread(sig))
 
 
 def fault_message(exc: BaseException) -> tuple[str, str | None]:

@@ -17,6 +17,7 @@ from gpu_worker.settings import WorkerSettings
 pytestmark = pytest.mark.integration
 H200 = calibrate.ANCHORS["NVIDIA H200"]
 LOW = {"tensor_flops": 0.85 * H200["tensor_flops"]}
+SETTINGS = WorkerSettings(remeasure_pause_seconds=0)
 
 
 def _document(age_s: float = 0, **ceilings: float) -> dict:
@@ -62,14 +63,14 @@ def heart(broker_prefix):
 def test_one_low_reading_is_measured_again_and_the_second_decides(readings, heart):
     queue, calls = readings
     queue += [_document(**LOW), _document()]
-    status = preflight.calibrate(heart, WorkerSettings(), refresh=True)
+    status = preflight.calibrate(heart, SETTINGS, refresh=True)
     assert status.state == heartbeat.SERVING and calls == [(True, True), (True, False)]
 
 
 def test_two_low_readings_take_the_worker_out_of_service_naming_the_ceiling(readings, heart):
     queue, calls = readings
     queue += [_document(**LOW), _document(**LOW)]
-    status = preflight.calibrate(heart, WorkerSettings(), refresh=True)
+    status = preflight.calibrate(heart, SETTINGS, refresh=True)
     assert status.state == heartbeat.OUT_OF_SERVICE and len(calls) == 2
     assert any("BF16" in problem for problem in status.problems), status.problems
 
@@ -77,18 +78,18 @@ def test_two_low_readings_take_the_worker_out_of_service_naming_the_ceiling(read
 def test_a_young_healthy_cached_calibration_answers_alone(readings, heart):
     queue, calls = readings
     queue += [_document(age_s=600)]
-    assert preflight.calibrate(heart, WorkerSettings()).state == heartbeat.SERVING and calls == [(False, True)]
+    assert preflight.calibrate(heart, SETTINGS).state == heartbeat.SERVING and calls == [(False, True)]
 
 
 def test_a_low_cached_calibration_is_measured_now_and_once_more_if_still_low(readings, heart):
     queue, calls = readings
     queue += [_document(age_s=600, **LOW), _document(**LOW), _document()]
-    assert preflight.calibrate(heart, WorkerSettings()).state == heartbeat.SERVING
+    assert preflight.calibrate(heart, SETTINGS).state == heartbeat.SERVING
     assert calls == [(False, True), (True, False), (True, False)]
 
 
 def test_a_cached_calibration_older_than_the_limit_is_measured_again(readings, heart):
     queue, calls = readings
-    queue += [_document(age_s=WorkerSettings().calibration_max_age + 60), _document()]
-    assert preflight.calibrate(heart, WorkerSettings()).state == heartbeat.SERVING
+    queue += [_document(age_s=SETTINGS.calibration_max_age + 60), _document()]
+    assert preflight.calibrate(heart, SETTINGS).state == heartbeat.SERVING
     assert calls == [(False, True), (True, False)]

@@ -148,6 +148,20 @@ def test_the_spare_started_before_the_first_job_is_the_one_every_labs_gpu_job_ta
         waiting.discard()
 
 
+def test_a_spare_that_warmed_up_only_in_part_still_serves_and_the_worker_log_says_what_failed(spares, caplog):
+    from tests.conftest import _gpu_available
+
+    assert engine.start_first_spare("cuda")
+    waiting = spare.POOL.take("cuda", load_all()[1][0].exercise_ref("cuda").limits, engine.GPU_EXTRA_PROCESSES)
+    assert waiting is not None
+    waiting.discard()
+    warned = [r.getMessage() for r in caplog.records if "warmed up only in part" in r.getMessage()]
+    if _gpu_available():
+        assert warned == []  # on a GPU every part of the warm-up works (Numba's compiler included)
+    else:
+        assert len(warned) == 1 and "Error" in warned[0], warned  # no CUDA here: CuPy's context fails
+
+
 def test_no_sim_spare_is_started_before_the_first_job_nor_any_with_spares_off(spares, monkeypatch):
     assert engine.start_first_spare("sim") is False  # its key holds the job's block size
     monkeypatch.setenv(spare.ENV, "0")
