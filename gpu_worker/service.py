@@ -84,8 +84,9 @@ class _Reporter:
 def _spares_on() -> None:
     """Warm starts: spare sandboxes owned by the process that runs the tasks; the environment can say 0 or 1.
 
-    On by default: on the H200 a spare took the first figure from 1.03 s to 0.23 s (C++) and from
-    1.79 s to 1.09 s (Numba), p50 through the whole pipeline (docs/benchmarks.md, run 14).
+    On by default: on the H200 a spare takes the first figure from 1.4 s to 0.23 s (C++) and, with
+    Numba's compiler warmed in the spare, from 2.2 s to 0.22 s (Numba), p50 through the whole pipeline
+    (docs/benchmarks.md, runs 16 and 17).
     """
     from gpu_worker import spare
 

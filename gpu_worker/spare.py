@@ -26,10 +26,11 @@ the variable they are off unless the process calls `set_default(True)`, which
 the Celery worker does (`gpu_worker.service`); the command line stays cold.
 
 Spares belong to the process that started them, the one that runs the jobs
-(in Celery's prefork pool a child process, since spares are started lazily
-from `run_job`): bwrap's `--die-with-parent` kills a spare when the thread that
-started it ends, so spares are started from the job's own thread, never from
-a short-lived one (starting is only a fork and exec; the imports happen in the
+(in Celery's prefork pool a child process: the first cuda spare is started
+from `worker_process_init` there, the others from `run_job`): bwrap's
+`--die-with-parent` kills a spare when the thread that started it ends, so
+spares are started from the thread that runs the jobs, never from a
+short-lived one (starting is only a fork and exec; the imports happen in the
 spare). `shutdown` runs at exit; a forked copy of this process forgets the
 spares it inherited, which are not its own.
 """
