@@ -361,8 +361,8 @@ def _extra_processes(backend: str, runs: list[dict[str, Any]]) -> int:
     return GPU_EXTRA_PROCESSES
 
 
-def start_first_spare(backend: str, limits: Limits | None = None) -> bool:
-    """Before the first job: start the spare for a job of these limits (by default every lab's), if spares are on.
+def start_first_spare(backend: str) -> bool:
+    """Before the first job: start the spare for a job of the default limits (every lab's), if spares are on.
 
     Only a cuda spare can be started ahead: a sim job's key holds its block size, unknown before it comes.
     Returns whether one was started; a failure leaves the first job to start cold.
@@ -370,7 +370,7 @@ def start_first_spare(backend: str, limits: Limits | None = None) -> bool:
     if backend != "cuda" or not spare.enabled():
         return False
     try:
-        spare.refill(backend, limits or Limits(), _extra_processes(backend, []))
+        spare.refill(backend, Limits(), _extra_processes(backend, []))
     except Exception:
         return False
     return True

@@ -70,14 +70,13 @@ def calibrate(heart: Heart, settings: WorkerSettings, refresh: bool = False) -> 
     """One calibration: the cache of this GPU and driver if young and healthy (unless `refresh`), else measured now."""
     heart.set(heartbeat.calibrating(heart.status))
     data, error = _calibrate_once(heart, settings, refresh)
-    measured_now = data is None or not data.get("from_cache")
-    if data is not None and not measured_now:
+    if data is not None and data.get("from_cache"):
         oldest = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=settings.calibration_max_age)
-        too_old = _measured_before(data, oldest)
-        if too_old or not heartbeat.decide(data).healthy:  # a cached bad measurement gets a second chance now
-            data, error = _calibrate_once(heart, settings, refresh=True, warm=False)  # the seed is filled
-            measured_now = True
-    if measured_now and data is not None and not heartbeat.decide(data).healthy:
+        if not _measured_before(data, oldest) and heartbeat.decide(data).healthy:
+            return heartbeat.decide(data)
+        # too old, or a cached bad measurement: it gets a second chance now (the seed is filled already)
+        data, error = _calibrate_once(heart, settings, refresh=True, warm=False)
+    if data is not None and not heartbeat.decide(data).healthy:
         # one low reading is not yet a sick slice: a card hot from earlier work reads its tensor rate
         # up to 12 % low (run 16), so it idles a little and is measured once more
         _idle(heart, settings.remeasure_pause_seconds)

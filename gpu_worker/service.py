@@ -24,13 +24,18 @@ from celery.signals import worker_process_init
 from celery.utils.nodenames import host_format
 from pydantic import ValidationError
 
-from gpu_worker import heartbeat, preflight
+from gpu_worker import heartbeat, preflight, spare
 from gpu_worker.heartbeat import Heart
 from gpu_worker.protocol import Event, Job, Result
 from gpu_worker.settings import WorkerSettings
 
 log = logging.getLogger(__name__)
 settings = WorkerSettings()
+# Warm starts: spare sandboxes, owned by the pool process that runs the tasks, on by default here (only the
+# worker imports this module; the environment can still say 0 or 1). On the H200 a spare takes the first
+# figure from 1.4 s to 0.23 s (C++) and, with Numba's compiler warmed in it, from 2.2 s to 0.22 s (Numba),
+# p50 through the whole pipeline (docs/benchmarks.md, runs 16 and 17).
+spare.set_default(True)
 
 app = Celery("gpu_worker", broker=settings.broker_url)
 app.conf.update(
@@ -81,18 +86,6 @@ class _Reporter:
         _report("labs.record_result", self.submission_id, result.to_wire(), final)
 
 
-def _spares_on() -> None:
-    """Warm starts: spare sandboxes owned by the process that runs the tasks; the environment can say 0 or 1.
-
-    On by default: on the H200 a spare takes the first figure from 1.4 s to 0.23 s (C++) and, with
-    Numba's compiler warmed in the spare, from 2.2 s to 0.22 s (Numba), p50 through the whole pipeline
-    (docs/benchmarks.md, runs 16 and 17).
-    """
-    from gpu_worker import spare
-
-    spare.set_default(True)
-
-
 @worker_process_init.connect
 def _start_first_spare(**_: Any) -> None:
     """In the pool process, before it takes a task: the first job finds a spare too.
@@ -102,7 +95,6 @@ def _start_first_spare(**_: Any) -> None:
     """
     from gpu_worker.engine import start_first_spare
 
-    _spares_on()
     if start_first_spare(settings.backend):
         log.info("a spare sandbox is starting for the first job")
 
@@ -111,8 +103,6 @@ def _start_first_spare(**_: Any) -> None:
 def run_job(self: Any, payload: dict) -> str:
     """Run one learner job; the verdict is returned, the facts go to the web queue."""
     from gpu_worker.engine import run_job as run_in_engine
-
-    _spares_on()
 
     submission_id = int(payload.get("submission_id", 0))
     try:

@@ -7,6 +7,7 @@ a key that stopped being renewed has expired, so what is found is what is alive.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import re
 from typing import Any
@@ -54,21 +55,28 @@ def _age_seconds(updated_at: Any, now: dt.datetime) -> float | None:
         return None
 
 
+@functools.lru_cache(maxsize=4)
+def _broker(url: str) -> redis.Redis:
+    """One client (and its connection pool) per broker URL: every submit asks the fleet, so none opens its own."""
+    return redis.Redis.from_url(url, socket_timeout=5)
+
+
+def _live_beats(client: redis.Redis | None) -> list[dict[str, Any]]:
+    """Every live worker's heartbeat document, as written (a key that expired or is not JSON is skipped)."""
+    client = client or _broker(settings.CELERY_BROKER_URL)
+    keys = list(client.scan_iter(match=key_pattern(), count=200))
+    # a key that expired between SCAN and MGET reads None, one that is not a heartbeat fails to parse
+    return [beat for beat in map(_parsed, client.mget(keys) if keys else []) if beat is not None]
+
+
 def workers(client: redis.Redis | None = None) -> list[dict[str, Any]]:
     """Every live worker's heartbeat, with its shown ceilings and how old the last beat is, by queue and name."""
-    if client is None:
-        with redis.Redis.from_url(settings.CELERY_BROKER_URL, socket_timeout=5) as own:
-            return workers(own)
-    keys = list(client.scan_iter(match=key_pattern(), count=200))
     now = timezone.now()
-    found = []
-    for beat in map(_parsed, client.mget(keys) if keys else []):
-        if beat is None:
-            continue  # expired between SCAN and MGET, or not a heartbeat
+    found = _live_beats(client)
+    for beat in found:
         beat["state_words"] = str(beat.get("state") or "unknown").replace("_", " ")
         beat["ceiling_rows"] = _ceiling_rows(beat)
         beat["age_seconds"] = _age_seconds(beat.get("updated_at"), now)
-        found.append(beat)
     return sorted(found, key=lambda beat: (str(beat.get("queue")), str(beat.get("name"))))
 
 
@@ -78,7 +86,7 @@ def queue_notice(queue: str, client: redis.Redis | None = None) -> str:
     A fleet that cannot be read says nothing: the run is queued as always, and the queue keeps it.
     """
     try:
-        beats = [beat for beat in workers(client) if beat.get("queue") == queue]
+        beats = [beat for beat in _live_beats(client) if beat.get("queue") == queue]
     except redis.RedisError:
         return ""
     states = {beat.get("state") for beat in beats}
