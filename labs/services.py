@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from gpu_worker.labspec import load_all
 from gpu_worker.protocol import LANGUAGES, MAX_SOURCE_BYTES, Event, ExerciseRef, Job, Result
-from labs import fleet
+from labs import fleet, limits
 from labs.markdown import render_markdown
 from labs.models import Exercise, Module, Submission, SubmissionEvent
 from labs.models.run import Status, Verdict
@@ -158,9 +158,6 @@ def _validate_submission(user: User, exercise_slug: Any, language: Any, source: 
         raise SubmissionRejected("The source is empty.")
     if len(source.encode()) > MAX_SOURCE_BYTES:
         raise SubmissionRejected(f"The source is over the {MAX_SOURCE_BYTES // 1024} KiB limit.", status=413)
-    recent = Submission.objects.filter(owner=user, created_at__gte=timezone.now() - timedelta(minutes=1)).count()
-    if recent >= settings.WARPLAB_RUNS_PER_MINUTE:
-        raise SubmissionRejected("Too many runs in the last minute; wait a little and try again.", status=429)
     return exercise
 
 
@@ -185,10 +182,24 @@ def build_job(submission: Submission) -> Job:
 
 
 def submit_run(user: User, exercise_slug: Any, language: Any, source: Any) -> Submission:
-    """Save a learner's run and queue its job; a rejected one saves nothing."""
+    """Save a learner's run and queue its job within the abuse limits (`labs.limits`); a rejected one saves nothing."""
+    exercise = _validate_submission(user, exercise_slug, language, source)
+    in_flight = (Status.QUEUED, Status.RUNNING)
+    try:
+        limits.check_queue_cap(Submission.objects.filter(status=Status.QUEUED).count())
+        limits.take_run_slot(user)
+        with limits.learner_lock(user):
+            limits.check_in_flight(Submission.objects.filter(owner=user, status__in=in_flight).count())
+            submission, queued = _save_run(user, exercise, language, source)
+    except limits.LimitReached as exc:
+        raise SubmissionRejected(exc.message, exc.status) from None
+    _broadcast(submission, queued)
+    return submission
+
+
+def _save_run(user: User, exercise: Exercise, language: str, source: str) -> tuple[Submission, dict]:
     from labsite.celery import app
 
-    exercise = _validate_submission(user, exercise_slug, language, source)
     queue = _queue_for(exercise)
     notice = {"message": text} if (text := fleet.queue_notice(queue)) else {}
     with transaction.atomic():
@@ -199,8 +210,7 @@ def submit_run(user: User, exercise_slug: Any, language: Any, source: Any) -> Su
         queued = Event.of("queued", 1, queue=submission.queue, **notice).to_wire()
         _store_event(submission, queued)
         transaction.on_commit(lambda: app.send_task(RUN_TASK, args=[job.to_wire()], queue=submission.queue))
-    _broadcast(submission, queued)
-    return submission
+    return submission, queued
 
 
 def _store_event(submission: Submission, payload: dict) -> bool:

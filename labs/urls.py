@@ -2,6 +2,7 @@
 
 from django.urls import path
 
+import labs.converters  # noqa: F401  (registers <id:...>)
 from labs.views import api, fleet, pages
 
 app_name = "labs"
@@ -10,5 +11,5 @@ urlpatterns = [
     path("exercises/<slug:slug>/", pages.exercise_detail, name="exercise"),
     path("fleet/", fleet.fleet_page, name="fleet"),
     path("api/submissions", api.submissions, name="api_submissions"),
-    path("api/submissions/<int:submission_id>", api.submission_detail, name="api_submission"),
+    path("api/submissions/<id:submission_id>", api.submission_detail, name="api_submission"),
 ]
