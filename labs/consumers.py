@@ -16,7 +16,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.contrib import auth
 
-from labs import services
+from labs import services, visibility
 from labs.api_input import BadInput, parse_json
 from labs.models import Submission
 
@@ -26,7 +26,7 @@ ACTIONS = ("snapshot", "ping")
 
 
 class SubmissionConsumer(AsyncJsonWebsocketConsumer):
-    """Joins `submission.<id>` for the owner, instructors and admins; refuses anyone else."""
+    """Joins `submission.<id>` for the owner, instructors and admins; refuses anyone else; students see no internals."""
 
     async def connect(self) -> None:
         self.submission_id = self.scope["url_route"]["kwargs"]["submission_id"]
@@ -74,14 +74,16 @@ class SubmissionConsumer(AsyncJsonWebsocketConsumer):
         await self.send_json({"type": "snapshot", "submission": state})
 
     async def submission_event(self, message: dict) -> None:
-        await self.send_json({"type": "event", "event": message["event"]})
+        await self.send_json({"type": "event", "event": visibility.event_for(message["event"], self.staff)})
 
     @database_sync_to_async
     def _readable_state(self, submission_id: int, with_events: bool = True) -> dict | None:
         submission = Submission.objects.select_related("exercise").filter(pk=submission_id).first()
-        if submission is None or not services.can_view(self._current_user(), submission):
+        user = self._current_user()
+        if submission is None or not services.can_view(user, submission):
             return None
-        return services.submission_state(submission, with_events=with_events)
+        self.staff = visibility.sees_internals(user)  # permissions read the database: here
+        return visibility.state_for(services.submission_state(submission, with_events=with_events), self.staff)
 
     def _current_user(self) -> Any:
         """The viewer as of now: the session read again (a logout elsewhere counts), the user's roles fresh."""

@@ -9,7 +9,7 @@ from functools import wraps
 
 from django.http import HttpRequest, JsonResponse
 
-from labs import services
+from labs import services, visibility
 from labs.api_input import BadInput, query_text, submission_input
 from labs.models import Submission
 
@@ -59,4 +59,5 @@ def submission_detail(request: HttpRequest, submission_id: int) -> JsonResponse:
     submission = Submission.objects.select_related("exercise").filter(pk=submission_id).first()
     if submission is None or not services.can_view(request.user, submission):
         return error("No such submission.", 404)
-    return JsonResponse(services.submission_state(submission))
+    state = services.submission_state(submission)
+    return JsonResponse(visibility.state_for(state, visibility.sees_internals(request.user)))
