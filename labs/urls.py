@@ -7,6 +7,7 @@ from labs.views import api, fleet, pages
 app_name = "labs"
 urlpatterns = [
     path("", pages.module_list, name="module_list"),
+    path("modules/<slug:slug>/", pages.module_detail, name="module"),
     path("exercises/<slug:slug>/", pages.exercise_detail, name="exercise"),
     path("fleet/", fleet.fleet_page, name="fleet"),
     path("api/submissions", api.submissions, name="api_submissions"),
