@@ -5,7 +5,8 @@ A lab is a folder `labs/content/<module>/<exercise>/` holding `lab.yaml`,
 `tests/<case>/` (a `submission.<ext>` and an `expected.yaml` with its verdict).
 Each reference is a sample case too (`reference-<language>`): it must be accepted,
 except CUDA C++ on the simulator, which compiles it but cannot run it.
-A module folder carries `module.yaml`. Both the web app (`sync_labs`) and the
+A module folder carries `module.yaml` and, optionally, `lesson.md` (its lesson page,
+rendered by the web side's `labs.lessons`). Both the web app (`sync_labs`) and the
 worker's command line read labs through this module; a bad folder fails naming
 the file and the field.
 """
@@ -38,6 +39,7 @@ class ModuleSpec(BaseModel):
     slug: str
     title: str
     summary: str = ""
+    lesson: str = ""  # lesson.md beside module.yaml, Markdown with `{{figure:name}}` lines
 
 
 class LabSpec(Harness):
@@ -125,10 +127,15 @@ def _validation_message(path: Path, exc: ValidationError) -> str:
 
 def load_module(folder: Path) -> ModuleSpec:
     path = folder / "module.yaml"
+    data = _read_yaml(path)
+    if "lesson" in data:
+        raise LabError(f"{path}: field 'lesson': write the lesson in lesson.md beside module.yaml")
+    lesson = folder / "lesson.md"
     try:
-        return ModuleSpec.model_validate(_read_yaml(path))
+        spec = ModuleSpec.model_validate(data)
     except ValidationError as exc:
         raise LabError(_validation_message(path, exc)) from None
+    return spec.model_copy(update={"lesson": lesson.read_text()}) if lesson.exists() else spec
 
 
 def _check_formulas(path: Path, spec: LabSpec) -> None:

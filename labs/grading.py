@@ -1,8 +1,9 @@
 """Grades from measurements: which runs count, each student's dates, late credit, and each exercise's score.
 
 Nothing here writes. A run counts for grades and ranks only when it was measured on an exclusive slice:
-the `cuda` backend on a whole GPU or a MIG slice (its queue `gpu.<gpu>.full` or `gpu.<gpu>.mig*`), with no
-other process seen on the GPU while it was timed. Anything else (the simulator, MPS, time-slicing) is
+the `cuda` backend on a pool of the fleet plan whose lane is exclusive (a whole GPU or a MIG slice; a queue
+the plan does not know counts when it is named `gpu.<gpu>.full` or `gpu.<gpu>.mig*`), with no other process
+seen on the GPU while it was timed. Anything else (the simulator, MPS, time-slicing) is
 "practice, indicative". Within an assignment's window a student's score for an exercise is
 
     points x (correctness_weight + (1 - correctness_weight) x min(1, performance / goal)) x late credit
@@ -21,8 +22,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from labs.models import Assignment, AssignmentExercise, Override, RegradeRun, Submission
+from labs.models import Assignment, AssignmentExercise, Override, Pool, RegradeRun, Submission
 from labs.models.course import GradingRule, Selection
+from labs.models.gpu import Lane
 from labs.models.run import Status, Verdict
 
 PRACTICE = "practice, indicative"
@@ -43,7 +45,9 @@ def practice_reason(submission: Submission) -> str:
     if result.get("backend") != "cuda":
         return f"{PRACTICE}: the {result.get('backend') or 'unknown'} backend measures no GPU time"
     kind = slice_of(submission)
-    if not kind.startswith(EXCLUSIVE_SLICES):
+    pool = Pool.objects.filter(name=submission.queue.removeprefix("gpu.")).only("lane").first()
+    exclusive = pool.lane == Lane.EXCLUSIVE if pool is not None else kind.startswith(EXCLUSIVE_SLICES)
+    if not exclusive:
         return f"{PRACTICE}: a shared slice ({kind}), not a whole GPU or a MIG slice"
     if any(size.get("shared_gpu") for size in _sizes(result)):
         return f"{PRACTICE}: another process used the GPU while this run was timed"

@@ -23,9 +23,10 @@ from django.contrib.auth.models import Group, Permission, User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from gpu_worker.labspec import load_all
+from gpu_worker.labspec import LabError, load_all
 from gpu_worker.protocol import LANGUAGES, MAX_SOURCE_BYTES, Event, ExerciseRef, Job, Result
 from labs import fleet
+from labs.lessons.registry import unknown_figures
 from labs.markdown import render_markdown
 from labs.models import Exercise, Membership, Module, Submission, SubmissionEvent
 from labs.models.course import Role
@@ -64,8 +65,12 @@ def sync_labs(content_dir: Path | None = None) -> SyncReport:
     report = SyncReport()
     by_slug = {}
     for spec in modules:
+        unknown = unknown_figures(spec.lesson)
+        if unknown:
+            raise LabError(f"{spec.slug}/lesson.md: unknown figure(s) {', '.join(unknown)} (see labs/lessons/)")
         module, _ = Module.objects.update_or_create(
-            slug=spec.slug, defaults={"number": spec.number, "title": spec.title, "summary": spec.summary}
+            slug=spec.slug,
+            defaults={"number": spec.number, "title": spec.title, "summary": spec.summary, "lesson": spec.lesson},
         )
         by_slug[spec.slug] = module
     for lab in labs:

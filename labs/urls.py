@@ -8,6 +8,7 @@ app_name = "labs"
 A = "courses/<slug:slug>/a/<slug:assignment_slug>/"
 urlpatterns = [
     path("", pages.module_list, name="module_list"),
+    path("modules/<slug:slug>/", pages.module_detail, name="module"),
     path("exercises/<slug:slug>/", pages.exercise_detail, name="exercise"),
     path("fleet/", fleet.fleet_page, name="fleet"),
     path("api/submissions", api.submissions, name="api_submissions"),

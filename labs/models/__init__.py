@@ -11,6 +11,7 @@ from labs.models.course import (
     Regrade,
     RegradeRun,
 )
+from labs.models.gpu import Gpu, Node, Pool, Slice, Worker
 from labs.models.lab import Exercise, Module
 from labs.models.run import Submission, SubmissionEvent
 
@@ -21,11 +22,16 @@ __all__ = [
     "CourseGroup",
     "Exercise",
     "Feedback",
+    "Gpu",
     "Membership",
     "Module",
+    "Node",
     "Override",
+    "Pool",
     "Regrade",
     "RegradeRun",
+    "Slice",
     "Submission",
     "SubmissionEvent",
+    "Worker",
 ]

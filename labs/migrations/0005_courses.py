@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('labs', '0002_exercise_references'),
+        ('labs', '0004_merge_fleet_plan_and_module_lesson'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
