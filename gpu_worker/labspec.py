@@ -4,7 +4,10 @@ A lab is a folder `labs/content/<module>/<exercise>/` holding `lab.yaml`,
 `README.md`, `starter.<ext>`, `reference.<ext>` per language and
 `tests/<case>/` (a `submission.<ext>` and an `expected.yaml` with its verdict).
 Each reference is a sample case too (`reference-<language>`): it must be accepted,
-except CUDA C++ on the simulator, which compiles it but cannot run it.
+except CUDA C++ on the simulator, which compiles it but cannot run it, and it must
+meet the lab's goals. A case's `expected.yaml` may say `goals_met: false` (a
+correct but slow sample) or `true`; it is checked on each backend that judges one
+of the lab's goals (`gpu_worker.goals`).
 A module folder carries `module.yaml` and, optionally, `lesson.md` (its lesson page,
 rendered by the web side's `labs.lessons`). Both the web app (`sync_labs`) and the
 worker's command line read labs through this module; a bad folder fails naming
@@ -23,7 +26,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gpu_worker.formula import FormulaError, check_formula
-from gpu_worker.protocol import SOURCE_SUFFIX, ExerciseRef, Harness, Language, Limits, Verdict
+from gpu_worker.goals import BACKENDS as GOAL_BACKENDS
+from gpu_worker.protocol import SOURCE_SUFFIX, ExerciseRef, GoalSpec, Harness, Language, Limits, Verdict
 
 CONTENT_ENV = "WARPLAB_CONTENT_DIR"
 
@@ -71,10 +75,17 @@ class SampleCase:
     source: str
     verdict: Verdict
     by_backend: dict[str, Verdict] = field(default_factory=dict)
+    goals_met: bool | None = None  # None: the case says nothing about the goals
 
     def verdict_on(self, backend: str) -> Verdict:
         """The verdict this case must get on a backend (CUDA C++ is `not_run` on the simulator)."""
         return self.by_backend.get(backend, self.verdict)
+
+    def goals_met_on(self, backend: str, goals: Sequence[GoalSpec]) -> bool | None:
+        """Whether an accepted run of this case must meet the goals on `backend`; None: not checked there."""
+        if self.goals_met is None or self.verdict_on(backend) != "accepted":
+            return None
+        return self.goals_met if any(backend in GOAL_BACKENDS[g.metric] for g in goals) else None
 
 
 @dataclass
@@ -186,13 +197,17 @@ def _read_cases(folder: Path) -> list[SampleCase]:
         for where, value in [("verdict", verdict), *((f"by_backend.{k}", v) for k, v in by_backend.items())]:
             if value not in Verdict.__args__:  # type: ignore[attr-defined]
                 raise LabError(f"{expected_path}: field '{where}': {value!r} is not a verdict")
+        goals_met = expected.get("goals_met")
+        if goals_met not in (None, True, False):
+            raise LabError(f"{expected_path}: field 'goals_met': {goals_met!r} is not true or false")
         sources = [p for p in case_dir.iterdir() if p.stem == "submission"]
         if len(sources) != 1:
             raise LabError(f"{case_dir}: expected exactly one submission.py or submission.cu")
         language = {v: k for k, v in SOURCE_SUFFIX.items()}.get(sources[0].suffix)
         if language is None:
             raise LabError(f"{sources[0]}: unknown language suffix")
-        cases.append(SampleCase(case_dir.name, language, sources[0].read_text(), verdict, by_backend))  # type: ignore[arg-type]
+        source = sources[0].read_text()
+        cases.append(SampleCase(case_dir.name, language, source, verdict, by_backend, goals_met))  # type: ignore[arg-type]
     return cases
 
 
@@ -204,6 +219,7 @@ def _reference_cases(references: dict[str, str]) -> list[SampleCase]:
             source,
             "accepted",
             {"sim": "not_run"} if language == "cuda" else {},
+            goals_met=True,
         )
         for language, source in sorted(references.items())
     ]

@@ -95,6 +95,24 @@ class WorkSpec(Model):
     flops: str = "0"
 
 
+GoalMetric = Literal["sectors_per_request", "bank_conflict_ways", "occupancy_percent", "roof_percent"]
+
+
+class GoalSpec(Model):
+    """What "done" means beyond correct: one measured figure against a target (judged by `gpu_worker.goals`).
+
+    `sectors_per_request` (at most: the worst global load or store site, simulator) and `bank_conflict_ways`
+    (at most: the worst shared-memory site, simulator) come from the memory trace; `occupancy_percent`
+    (at least: the calculator's, every backend) from the compiled resources; `roof_percent` (at least: of the
+    slice's calibrated roof at the kernel's intensity, at the largest timed size, cuda backend) from the timing.
+    """
+
+    name: str = Field(min_length=1, max_length=80)
+    metric: GoalMetric
+    target: float
+    access: Literal["load", "store", "any"] = "any"  # which global sites `sectors_per_request` looks at
+
+
 class Harness(Model):
     """How to make inputs, launch, check and value the work of one exercise."""
 
@@ -105,6 +123,7 @@ class Harness(Model):
     tolerance: Tolerance = Field(default_factory=Tolerance)
     work: WorkSpec
     seed: int = 1234
+    goals: list[GoalSpec] = Field(default_factory=list)
 
     def args_for(self, language: str) -> list[ArgSpec]:
         return [a for a in self.args if a.languages is None or language in a.languages]
@@ -235,3 +254,5 @@ class Result(Model):
     output: str = ""  # what the learner's code printed, capped
     output_truncated: bool = False
     elapsed_seconds: float | None = None
+    goals: list[dict[str, Any]] = Field(default_factory=list)  # gpu_worker.goals.GoalResult, judged on this backend
+    goals_met: bool | None = None  # None: no goal could be judged on this backend

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from labs.views import api, courses, fleet, grades, pages
+from labs.views import api, courses, fleet, fleet_dashboard, fleet_plan, grades, pages
 
 app_name = "labs"
 A = "courses/<slug:slug>/a/<slug:assignment_slug>/"
@@ -11,6 +11,10 @@ urlpatterns = [
     path("modules/<slug:slug>/", pages.module_detail, name="module"),
     path("exercises/<slug:slug>/", pages.exercise_detail, name="exercise"),
     path("fleet/", fleet.fleet_page, name="fleet"),
+    path("fleet/plan/", fleet_plan.plan_page, name="fleet_plan"),
+    path("fleet/plan/export/kubernetes/", fleet_plan.export_kubernetes, name="fleet_export_kubernetes"),
+    path("fleet/plan/export/<slug:node>/<slug:kind>/", fleet_plan.export_node, name="fleet_export"),
+    path("fleet/dashboard/", fleet_dashboard.dashboard_page, name="fleet_dashboard"),
     path("api/submissions", api.submissions, name="api_submissions"),
     path("api/submissions/<int:submission_id>", api.submission_detail, name="api_submission"),
     path("courses/", courses.course_list, name="courses"),
