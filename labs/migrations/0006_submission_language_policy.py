@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('labs', '0004_merge_fleet_plan_and_module_lesson'),
+        ('labs', '0005_courses'),
     ]
 
     operations = [
