@@ -122,10 +122,10 @@ def ensure_roles() -> dict[str, Group]:
 
 
 def ensure_demo_users(password: str) -> list[User]:
-    """Demo personas `student`, `instructor` and `admin`, all with `password`."""
+    """Demo personas `student`, `ta` (a teaching assistant, in the demo course), `instructor` and `admin`."""
     groups = ensure_roles()
     users = []
-    for username, group in (("student", STUDENTS), ("instructor", INSTRUCTORS), ("admin", ADMINS)):
+    for username, group in (("student", STUDENTS), ("ta", STUDENTS), ("instructor", INSTRUCTORS), ("admin", ADMINS)):
         user, _ = User.objects.get_or_create(username=username)
         user.is_staff = username in ("instructor", "admin")
         user.is_superuser = username == "admin"
