@@ -2,11 +2,12 @@
 
 from django.urls import path
 
-from labs.views import api, fleet, pages
+from labs.views import api, calculators, fleet, pages
 
 app_name = "labs"
 urlpatterns = [
     path("", pages.module_list, name="module_list"),
+    path("modules/multi-gpu/calculators/", calculators.multigpu_calculators, name="multigpu_calculators"),
     path("modules/<slug:slug>/", pages.module_detail, name="module"),
     path("exercises/<slug:slug>/", pages.exercise_detail, name="exercise"),
     path("fleet/", fleet.fleet_page, name="fleet"),
