@@ -309,13 +309,15 @@ def plan(
     read_only: Sequence[Path] = (),
     writable: Sequence[Path] = (),
     uid: int | None = None,
+    child_module: str = "gpu_worker.child",
 ) -> _Plan:
     """The command line, environment, rlimits and description of the sandbox for one job.
 
     `wrapper` is a command the child runs under (a profiler: `ncu ...`), started
     in the sandbox as the sandbox's first user, before the child drops to nobody;
     `read_only` and `writable` are host folders it needs, bound at the same paths;
-    `uid` is the job's, when the caller has leased it already (the description names it).
+    `uid` is the job's, when the caller has leased it already (the description names it);
+    `child_module` is the child's entry point (a scheduling policy has its own).
     """
     root_mode = os.geteuid() == 0
     chosen, described = _rlimits(backend, limits, extra_processes)
@@ -323,7 +325,7 @@ def plan(
     seed = kernel_cache.seed_dir()
     if backend == "cuda" and seed.is_dir():
         read_only = (*read_only, seed)  # the harness's compiled kernels, copied into the job's own cache
-    command = [*wrapper, sys.executable, "-m", "gpu_worker.child", *child_args]
+    command = [*wrapper, sys.executable, "-m", child_module, *child_args]
     job_uid = (uid if uid is not None else NOBODY) if root_mode else NOBODY
     info: dict[str, Any] = {"network": False, "uid": job_uid, "environment": "scrubbed", "limits": described}
     info |= contained
@@ -486,13 +488,14 @@ def start(
     wrapper: Sequence[str] = (),
     read_only: Sequence[Path] = (),
     writable: Sequence[Path] = (),
+    child_module: str = "gpu_worker.child",
 ) -> Started:
     """Start a child in its sandbox; it reads its request from the returned pipe.
 
     With `spare_cpu_allowance` the child is a spare: it imports its backend,
     says `ready`, and lowers its CPU limit to what it used plus the job's
     (RLIMIT_CPU at start is the job's plus the allowance, for the imports).
-    `wrapper`, `read_only` and `writable` are `plan`'s.
+    `wrapper`, `read_only`, `writable` and `child_module` are `plan`'s.
     """
     req_r, req_w = os.pipe()
     msg_r, msg_w = os.pipe()
@@ -509,6 +512,7 @@ def start(
         wrapper=wrapper,
         read_only=read_only,
         writable=writable,
+        child_module=child_module,
     )
     if spare_cpu_allowance is not None:
         the_plan.limits = [
@@ -539,6 +543,7 @@ def run_sandboxed(
     read_only: Sequence[Path] = (),
     writable: Sequence[Path] = (),
     uid: int | None = None,  # the job's uid, leased by the caller (gpu_worker.uid_pool); None: leased here
+    child_module: str = "gpu_worker.child",  # see `plan`
 ) -> SandboxRun:
     """Start the child, send it `request`, pass each message to `on_message`, stop it at the wall limit.
 
@@ -554,7 +559,7 @@ def run_sandboxed(
         return _run(
             request, limits, backend, on_message, extra_processes, max_message_bytes, final_types,
             inherit_fds, grace_seconds, spare, wrapper, read_only, writable,
-            uid if lease is None else lease.uid,
+            uid if lease is None else lease.uid, child_module,
         )  # fmt: skip
     finally:
         if lease is not None:
@@ -576,11 +581,19 @@ def _run(
     read_only: Sequence[Path],
     writable: Sequence[Path],
     uid: int | None,
+    child_module: str,
 ) -> SandboxRun:
     started = time.monotonic()
     if spare is None:
         spare = start(
-            backend, limits, extra_processes, inherit_fds, wrapper=wrapper, read_only=read_only, writable=writable
+            backend,
+            limits,
+            extra_processes,
+            inherit_fds,
+            wrapper=wrapper,
+            read_only=read_only,
+            writable=writable,
+            child_module=child_module,
         )
     else:
         started = time.monotonic()  # the hand-over: a spare's wall clock counts from here, not from its start
