@@ -220,6 +220,10 @@ def _verdict(state: _State, run: sandbox.SandboxRun, runs: list[dict[str, Any]],
 
 def run_job(job: Job, emit: Emit, backend: str = "sim") -> Result:
     """Run one job to its verdict, emitting events along the way; never raises for the learner's faults."""
+    if job.exercise.language == "policy":  # a scheduling policy, not a kernel: gpu_worker.datacenter
+        from gpu_worker.datacenter.runner import run_policy_job
+
+        return run_policy_job(job, emit, backend)
     started = time.monotonic()
     backend_name = job.backend or backend
     counter = itertools.count(FIRST_SEQ)

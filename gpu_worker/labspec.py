@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from gpu_worker.formula import FormulaError, check_formula
 from gpu_worker.goals import BACKENDS as GOAL_BACKENDS
@@ -61,6 +61,20 @@ class LabSpec(Harness):
     summary: str = ""
     limits: Limits = Field(default_factory=Limits)
     pool: str | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> LabSpec:
+        """A policy lab (language `policy`) has a `policy` block and no kernel fields; a kernel lab the reverse."""
+        if "policy" in self.languages:
+            if self.languages != ["policy"] or self.policy is None:
+                raise ValueError("a policy lab has languages [policy] and a 'policy' block")
+        else:
+            missing = [f for f in ("sizes", "args", "launch", "expected", "work") if f not in self.model_fields_set]
+            if missing or self.policy is not None:
+                raise ValueError(
+                    f"a kernel lab needs {', '.join(missing)}" if missing else "'policy' is for policy labs"
+                )
+        return self
 
     def harness(self) -> Harness:
         return Harness.model_validate(self.model_dump(include=set(Harness.model_fields)))
@@ -187,7 +201,7 @@ def _read_sources(folder: Path, stem: str, languages: Sequence[str], required: b
     return found
 
 
-def _read_cases(folder: Path) -> list[SampleCase]:
+def _read_cases(folder: Path, languages: Sequence[str]) -> list[SampleCase]:
     cases = []
     tests = folder / "tests"
     for case_dir in sorted(p for p in tests.iterdir() if p.is_dir()) if tests.is_dir() else []:
@@ -203,9 +217,10 @@ def _read_cases(folder: Path) -> list[SampleCase]:
         sources = [p for p in case_dir.iterdir() if p.stem == "submission"]
         if len(sources) != 1:
             raise LabError(f"{case_dir}: expected exactly one submission.py or submission.cu")
-        language = {v: k for k, v in SOURCE_SUFFIX.items()}.get(sources[0].suffix)
+        offered = [lang for lang in languages if SOURCE_SUFFIX[lang] == sources[0].suffix]
+        language = offered[0] if offered else None  # .py is numba's or policy's: a lab offers one of them
         if language is None:
-            raise LabError(f"{sources[0]}: unknown language suffix")
+            raise LabError(f"{sources[0]}: the lab offers no language written in {sources[0].suffix} files")
         source = sources[0].read_text()
         cases.append(SampleCase(case_dir.name, language, source, verdict, by_backend, goals_met))  # type: ignore[arg-type]
     return cases
@@ -247,7 +262,7 @@ def load_lab(folder: Path, module: ModuleSpec | None = None) -> Lab:
         statement=statement_path.read_text(),
         starters=_read_sources(folder, "starter", spec.languages, required=True),
         references=references,
-        cases=_reference_cases(references) + _read_cases(folder),
+        cases=_reference_cases(references) + _read_cases(folder, spec.languages),
     )
 
 
