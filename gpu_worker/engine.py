@@ -350,6 +350,8 @@ def run_job(job: Job, emit: Emit, backend: str = "sim") -> Result:
         memory=state.memory,
         metrics=gpu_fields.get("metrics"),
         occupancy=state.occupancy,
+        work=job.exercise.harness.work,
+        sizes=runs[0]["sizes"] if runs else None,
     )
     return finish(
         verdict,
