@@ -154,6 +154,8 @@ WARPLAB_QUEUE_CAP = env.int("WARPLAB_QUEUE_CAP", default=200)
 WARPLAB_MAX_BODY_BYTES = env.int("WARPLAB_MAX_BODY_BYTES", default=1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = WARPLAB_MAX_BODY_BYTES
 WARPLAB_MAX_WS_MESSAGE_BYTES = env.int("WARPLAB_MAX_WS_MESSAGE_BYTES", default=4096)
+# GPU-seconds a learner's runs may hold a slice in any 24 hours (0: no cap); the simulator is never capped.
+WARPLAB_GPU_SECONDS_PER_DAY = env.float("WARPLAB_GPU_SECONDS_PER_DAY", default=3600.0)
 WARPLAB_CONTENT_DIR = env.path("WARPLAB_CONTENT_DIR", default=BASE_DIR / "labs" / "content")
 LAB_DEMO_PASSWORD = env("LAB_DEMO_PASSWORD", default="")
 
