@@ -2,12 +2,13 @@
 
 from django.urls import path
 
-from labs.views import api, courses, fleet, fleet_dashboard, fleet_plan, grades, pages
+from labs.views import api, calculators, courses, fleet, fleet_dashboard, fleet_plan, grades, pages
 
 app_name = "labs"
 A = "courses/<slug:slug>/a/<slug:assignment_slug>/"
 urlpatterns = [
     path("", pages.module_list, name="module_list"),
+    path("modules/multi-gpu/calculators/", calculators.multigpu_calculators, name="multigpu_calculators"),
     path("modules/<slug:slug>/", pages.module_detail, name="module"),
     path("exercises/<slug:slug>/", pages.exercise_detail, name="exercise"),
     path("fleet/", fleet.fleet_page, name="fleet"),
