@@ -157,6 +157,9 @@ class Limits(Model):
     processes: int = 64
     output_bytes: int = 1024 * 1024
     file_bytes: int = 64 * 1024 * 1024
+    tmp_mb: int = 512  # the job's /tmp (a tmpfs), also counted in its memory
+    cpus: float = 2.0  # CPU bandwidth of the whole job, in cores (its cgroup's quota)
+    gpu_memory_mb: int = 32768  # CuPy's memory pool limit in the child
 
 
 class ExerciseRef(Model):

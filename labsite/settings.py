@@ -104,6 +104,8 @@ WARPLAB_DEFAULT_QUEUE = env("WARPLAB_DEFAULT_QUEUE", default="sim")
 # A run with no event for this long past its own wall-clock limit is reported as lost.
 WARPLAB_LOST_AFTER_SECONDS = env.int("WARPLAB_LOST_AFTER_SECONDS", default=120)
 WARPLAB_RUNS_PER_MINUTE = env.int("WARPLAB_RUNS_PER_MINUTE", default=20)
+# GPU-seconds a learner's runs may hold a slice in any 24 hours (0: no cap); the simulator is never capped.
+WARPLAB_GPU_SECONDS_PER_DAY = env.float("WARPLAB_GPU_SECONDS_PER_DAY", default=3600.0)
 WARPLAB_CONTENT_DIR = env.path("WARPLAB_CONTENT_DIR", default=BASE_DIR / "labs" / "content")
 LAB_DEMO_PASSWORD = env("LAB_DEMO_PASSWORD", default="")
 
