@@ -140,12 +140,15 @@ class Harness(Model):
 
 
 class Limits(Model):
+    """A run's resources; `gpus` is how many GPUs one run needs (gpu_worker.placement)."""
+
     wall_seconds: float = 30.0
     cpu_seconds: int = 60
     memory_mb: int = 4096
     processes: int = 64
     output_bytes: int = 1024 * 1024
     file_bytes: int = 64 * 1024 * 1024
+    gpus: int = Field(default=1, ge=1, le=8)
 
 
 class ExerciseRef(Model):

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpu_worker import kernel_cache
+from gpu_worker import kernel_cache, placement
 from gpu_worker.protocol import Limits
 from gpu_worker.wire import MessageReader
 
@@ -144,7 +144,7 @@ def _bwrap_args(
     stub = _stub_etc()
     args += ["--ro-bind", str(stub / "passwd"), "/etc/passwd", "--ro-bind", str(stub / "group"), "/etc/group"]
     args += ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp"]
-    if wrapped:  # a profiler in front of the child may share memory with it through /dev/shm
+    if wrapped:  # a profiler in front of the child, or NCCL's ranks, share memory through /dev/shm
         args += ["--perms", "1777", "--tmpfs", "/dev/shm"]
     made = {Path("/"), Path("/etc"), Path("/tmp"), Path("/usr")}
     binds = [("--ro-bind", p) for p in _read_only_paths(read_only)] + [("--bind", Path(p)) for p in writable]
@@ -263,6 +263,8 @@ def plan(
     `child_module` is the child's entry point (a scheduling policy has its own).
     """
     root_mode = os.geteuid() == 0
+    several = backend == "cuda" and limits.gpus > 1  # NCCL ranks: their threads, /dev/shm and environment
+    extra_processes += placement.extra_threads(limits.gpus) if several else 0
     chosen, described = _rlimits(backend, limits, extra_processes)
     seed = kernel_cache.seed_dir()
     if backend == "cuda" and seed.is_dir():
@@ -279,7 +281,7 @@ def plan(
             "uid_switch": "setresuid in the child (worker runs as root)" if root_mode else "user namespace",
         }
         info_args = ["--info-fd", str(info_fd)] if info_fd is not None else []
-        sandbox_args = _bwrap_args(backend, root_mode, read_only, writable, wrapped=bool(wrapper))
+        sandbox_args = _bwrap_args(backend, root_mode, read_only, writable, wrapped=bool(wrapper) or several)
         argv = [bwrap, *sandbox_args, *info_args, "--", *command]
     elif shutil.which("unshare"):
         hidden = [str(p) for p in (Path(sys.base_prefix), Path(sys.prefix), PACKAGE_DIR) if not everyone_can_read(p)]
@@ -303,7 +305,14 @@ def plan(
         raise RuntimeError("no sandbox available: install bubblewrap (bwrap)")
     if wrapper:
         info["wrapped_by"] = os.path.basename(wrapper[0])
-    return _Plan(argv, _environment(backend), info, NOBODY if root_mode else None, chosen)
+    env = _environment(backend)
+    if several:
+        from gpu_worker.settings import WorkerSettings
+
+        owned = placement.worker_gpus(declared=WorkerSettings().gpus)
+        env |= placement.job_environment(limits.gpus, owned)
+        info["gpus"] = env["CUDA_VISIBLE_DEVICES"]
+    return _Plan(argv, env, info, NOBODY if root_mode else None, chosen)
 
 
 def describe(backend: str, limits: Limits, extra_processes: int = 0) -> dict[str, Any]:

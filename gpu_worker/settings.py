@@ -27,6 +27,7 @@ class WorkerSettings(BaseSettings):
     )
     backend: Literal["sim", "cuda"] = "sim"
     pool: str = "sim"  # "sim", or a GPU pool such as "h200.full" or "h200.mps30"
+    gpus: int = Field(default=1, ge=1)  # GPUs this worker owns (gpu_worker.placement), with CUDA_VISIBLE_DEVICES
     results_queue: str = "web"
     broker_prefix: str = ""  # the web side's WARPLAB_BROKER_PREFIX: both must name the same queues
     # Celery's limits sit above the sandbox's own wall-clock limit and below the broker's
