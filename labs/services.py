@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from gpu_worker.labspec import LabError, load_all
 from gpu_worker.protocol import LANGUAGES, MAX_SOURCE_BYTES, Event, ExerciseRef, Job, Result
-from labs import fleet, fleet_routing
+from labs import fleet, fleet_routing, limits
 from labs.lessons.registry import unknown_figures
 from labs.markdown import render_markdown
 from labs.models import Exercise, Membership, Module, Submission, SubmissionEvent
@@ -149,9 +149,7 @@ def can_view(user: Any, submission: Submission) -> bool:
 # --- runs ----------------------------------------------------------------------------------------
 
 
-def _validate_submission(
-    user: User, exercise_slug: Any, language: Any, source: Any, rate_limited: bool = True
-) -> Exercise:
+def _validate_submission(user: User, exercise_slug: Any, language: Any, source: Any) -> Exercise:
     if not isinstance(exercise_slug, str) or not exercise_slug:
         raise SubmissionRejected("Say which exercise this is for ('exercise').")
     exercise = Exercise.objects.filter(slug=exercise_slug, published=True).first()
@@ -165,9 +163,6 @@ def _validate_submission(
         raise SubmissionRejected("The source is empty.")
     if len(source.encode()) > MAX_SOURCE_BYTES:
         raise SubmissionRejected(f"The source is over the {MAX_SOURCE_BYTES // 1024} KiB limit.", status=413)
-    recent = Submission.objects.filter(owner=user, created_at__gte=timezone.now() - timedelta(minutes=1)).count()
-    if rate_limited and recent >= settings.WARPLAB_RUNS_PER_MINUTE:
-        raise SubmissionRejected("Too many runs in the last minute; wait a little and try again.", status=429)
     return exercise
 
 
@@ -204,19 +199,38 @@ def submit_run(
     """Save a learner's run and queue its job on the least-loaded pool of its lane; a rejected one saves nothing.
 
     `lane` is "graded" for runs whose timings count (exclusive slices only), else "practice".
-    A regrade (`labs.course_services.start_regrade`) passes the original run's queue, so the re-execution
-    lands on the same kind of slice, and is not held to the learner's rate limit.
+    A learner's run is held to the abuse limits (`labs.limits`: rate, one in flight, the lab's queue cap)
+    and the GPU-seconds budget. A regrade (`labs.course_services.start_regrade`) passes the original run's
+    queue, so the re-execution lands on the same kind of slice, and is held to none of them.
     The queued event says the run's place and expected wait, and why it waits if no worker serves it.
     """
+    exercise = _validate_submission(user, exercise_slug, language, source)
+    queue = queue or fleet_routing.route(exercise, lane).queue
+    if not rate_limited:
+        submission, queued = _save_run(user, exercise, language, source, queue, lane)
+        _broadcast(submission, queued)
+        return submission
+    in_flight = (Status.QUEUED, Status.RUNNING)
+    try:
+        fleet_routing.check_gpu_budget(user, queue)
+        limits.check_queue_cap(Submission.objects.filter(status=Status.QUEUED).count())
+        limits.take_run_slot(user)
+        with limits.learner_lock(user):
+            limits.check_in_flight(Submission.objects.filter(owner=user, status__in=in_flight).count())
+            submission, queued = _save_run(user, exercise, language, source, queue, lane)
+    except fleet_routing.OverGpuBudget as exc:
+        raise SubmissionRejected(exc.message, status=429) from exc
+    except limits.LimitReached as exc:
+        raise SubmissionRejected(exc.message, exc.status) from None
+    _broadcast(submission, queued)
+    return submission
+
+
+def _save_run(
+    user: User, exercise: Exercise, language: str, source: str, queue: str, lane: str
+) -> tuple[Submission, dict]:
     from labsite.celery import app
 
-    exercise = _validate_submission(user, exercise_slug, language, source, rate_limited)
-    queue = queue or fleet_routing.route(exercise, lane).queue
-    if rate_limited:
-        try:
-            fleet_routing.check_gpu_budget(user, queue)
-        except fleet_routing.OverGpuBudget as exc:
-            raise SubmissionRejected(exc.message, status=429) from exc
     notice = fleet.queue_notice(queue)
     with transaction.atomic():
         submission = Submission.objects.create(
@@ -231,8 +245,7 @@ def submit_run(
         queued = Event.of("queued", 1, **facts).to_wire()
         _store_event(submission, queued)
         transaction.on_commit(lambda: app.send_task(RUN_TASK, args=[job.to_wire()], queue=submission.queue))
-    _broadcast(submission, queued)
-    return submission
+    return submission, queued
 
 
 def _store_event(submission: Submission, payload: dict) -> bool:
