@@ -52,14 +52,14 @@ def _percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))]
 
 
-def _gpu_worker(role: str, seconds: float, start_at: float, launches: int, iters: int) -> dict[str, Any]:
+def _gpu_worker(role: str, seconds: float, start_at: float, launches: int, iters: int, blocks: int) -> dict[str, Any]:
     import cupy as cp
 
     kernel = cp.RawKernel(HEAVY, "burn")
     props = cp.cuda.runtime.getDeviceProperties(0)
-    sms = int(props["multiProcessorCount"])
-    out = cp.zeros(sms * 8 * 256, dtype=cp.float32)
-    heavy = ((sms * 8,), (256,), (out, cp.int32(iters)))
+    sms_seen = int(props["multiProcessorCount"])  # under MPS with a thread percentage: the client's share
+    out = cp.zeros(blocks * 256, dtype=cp.float32)
+    heavy = ((blocks,), (256,), (out, cp.int32(iters)))  # the same work in every mode, whatever the SMs seen
     tiny = ((1,), (32,), (out, cp.int32(200)))
     for _ in range(3):  # compile, load, warm up
         kernel(*heavy)
@@ -67,6 +67,7 @@ def _gpu_worker(role: str, seconds: float, start_at: float, launches: int, iters
     cp.cuda.Device().synchronize()
     time.sleep(max(0.0, start_at - time.time()))
     samples: list[float] = []
+    host: list[float] = []  # the probe's launch-to-done latency as its host sees it
     begin = time.perf_counter()
     if role == "batch":
         while time.perf_counter() - begin < seconds:
@@ -78,19 +79,20 @@ def _gpu_worker(role: str, seconds: float, start_at: float, launches: int, iters
     else:
         start, end = cp.cuda.Event(), cp.cuda.Event()
         while time.perf_counter() - begin < seconds:
+            t0 = time.perf_counter()
             start.record()
             kernel(*tiny)
             end.record()
             end.synchronize()
+            host.append((time.perf_counter() - t0) * 1e6)
             samples.append(cp.cuda.get_elapsed_time(start, end) * 1e3)  # us per launch
             time.sleep(PROBE_GAP_S)
     elapsed = time.perf_counter() - begin
-    return _summary(
-        role, samples, elapsed, props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
-    )
+    name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+    return {**_summary(role, samples, elapsed, name, host), "sms_seen": sms_seen, "blocks": blocks}
 
 
-def _cpu_worker(role: str, seconds: float, start_at: float, launches: int, iters: int) -> dict[str, Any]:
+def _cpu_worker(role: str, seconds: float, start_at: float, launches: int, iters: int, blocks: int) -> dict[str, Any]:
     """The dry run's stand-in: the same loop shape on the CPU. Its numbers say nothing about a GPU."""
     time.sleep(max(0.0, start_at - time.time()))
     samples: list[float] = []
@@ -103,16 +105,18 @@ def _cpu_worker(role: str, seconds: float, start_at: float, launches: int, iters
         samples.append((time.perf_counter() - t0) * (1e3 if role == "batch" else 1e6))
         if role == "probe":
             time.sleep(PROBE_GAP_S)
-    return _summary(role, samples, time.perf_counter() - begin, "CPU (dry run: not a GPU)")
+    return _summary(role, samples, time.perf_counter() - begin, "CPU (dry run: not a GPU)", samples)
 
 
-def _summary(role: str, samples: list[float], elapsed: float, device: str) -> dict[str, Any]:
+def _summary(role: str, samples: list[float], elapsed: float, device: str, host: list[float]) -> dict[str, Any]:
     unit = "ms per job" if role == "batch" else "us per launch (CUDA events)"
     found: dict[str, Any] = {"role": role, "device": device, "count": len(samples), "seconds": round(elapsed, 3)}
     found |= {"unit": unit, "p50": _percentile(samples, 0.5), "p99": _percentile(samples, 0.99), "max": max(samples)}
     if role == "batch":
         found["throughput"] = len(samples) / elapsed  # jobs per second
     found["spread"] = found["p99"] / found["p50"] if found["p50"] else None
+    if role == "probe":  # what the probe's host waited, launch to done: time-slicing hides from CUDA events
+        found |= {"host_us_p50": _percentile(host, 0.5), "host_us_p99": _percentile(host, 0.99)}
     return found
 
 
@@ -139,7 +143,8 @@ def _scenarios(modes: list[str], percentages: list[int]) -> list[tuple[str, str,
 def _run_scenario(roles: list[str], env: dict[str, str], args: argparse.Namespace) -> list[dict[str, Any]]:
     start_at = time.time() + (0.5 if args.dry_run else START_DELAY_S)
     command = [sys.executable, __file__, "worker", "--seconds", str(args.seconds), "--start-at", str(start_at)]
-    command += ["--launches", str(args.launches), "--iters", str(args.iters)] + (["--dry-run"] if args.dry_run else [])
+    command += ["--launches", str(args.launches), "--iters", str(args.iters), "--blocks", str(args.blocks)]
+    command += ["--dry-run"] if args.dry_run else []
     procs = [
         subprocess.Popen([*command, "--role", role], env={**os.environ, **env}, stdout=subprocess.PIPE, text=True)
         for role in roles
@@ -171,9 +176,10 @@ def summarise(scenarios: list[dict[str, Any]]) -> list[dict[str, Any]]:
         )
         if probe:
             row |= {"probe_us_p50": probe["p50"], "probe_us_p99": probe["p99"], "probe_spread": probe["spread"]}
+            row |= {"probe_host_us_p50": probe["host_us_p50"], "probe_host_us_p99": probe["host_us_p99"]}
             base = alone.get("probe alone")
             if base:
-                row["noisy_neighbour_slowdown_p99"] = probe["p99"] / base["p99"]
+                row["noisy_neighbour_slowdown_p99"] = probe["host_us_p99"] / base["host_us_p99"]
         rows.append(row)
     return rows
 
@@ -185,7 +191,9 @@ def markdown(document: dict[str, Any]) -> str:
     head += (
         "Two processes per shared mode. Throughput: jobs per second of all batch processes together, "
         "and that over one batch process alone on the whole GPU. Probe: one tiny kernel every millisecond beside "
-        "a batch process, timed with CUDA events; slowdown: its p99 over its p99 alone.\n\n"
+        "a batch process, timed with CUDA events (the GPU's view) and launch to done on its host (what its user "
+        "waits); slowdown: the host p99 over the host p99 alone. The heavy kernel's grid is the same in every "
+        "mode; an MPS client at a thread percentage sees fewer SMs (sms_seen in the JSON).\n\n"
     )
     cols = [
         ("mode", "mode", "{}"),
@@ -194,6 +202,8 @@ def markdown(document: dict[str, Any]) -> str:
         ("job_latency_ms_p50", "job p50 (ms)", "{:.1f}"),
         ("probe_us_p50", "probe p50 (us)", "{:.1f}"),
         ("probe_us_p99", "probe p99 (us)", "{:.1f}"),
+        ("probe_host_us_p50", "host p50 (us)", "{:.1f}"),
+        ("probe_host_us_p99", "host p99 (us)", "{:.1f}"),
         ("noisy_neighbour_slowdown_p99", "p99 slowdown", "{:.1f}"),
     ]
     lines = ["| " + " | ".join(c[1] for c in cols) + " |", "|" + "---|" * len(cols)]
@@ -223,6 +233,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         "seconds_per_scenario": args.seconds,
         "launches_per_job": args.launches,
         "kernel_iters": args.iters,
+        "kernel_blocks": args.blocks,
         "scenarios": scenarios,
     }
     document["summary"] = summarise(scenarios)
@@ -236,7 +247,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _cmd_worker(args: argparse.Namespace) -> int:
     work = _cpu_worker if args.dry_run else _gpu_worker
-    print(json.dumps(work(args.role, args.seconds, args.start_at, args.launches, args.iters)), flush=True)
+    print(json.dumps(work(args.role, args.seconds, args.start_at, args.launches, args.iters, args.blocks)), flush=True)
     return 0
 
 
@@ -249,6 +260,9 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--seconds", type=float, default=3.0)
         p.add_argument("--launches", type=int, default=4, help="heavy kernel launches per batch job")
         p.add_argument("--iters", type=int, default=20000, help="FMA loop trips of the heavy kernel")
+        p.add_argument(
+            "--blocks", type=int, default=1056, help="blocks of 256 threads per heavy launch (8 per H200 SM)"
+        )
     run, worker = sub.choices["run"], sub.choices["worker"]
     run.add_argument("--out-dir", required=True)
     run.add_argument("--modes", default="whole,timeslice,mps")
