@@ -129,6 +129,12 @@ export class Run {
         this.view.appendOutput(logText(ev));
         break;
       case "done":
+<<<<<<< HEAD
+=======
+        this.view.showGoals(ev.goals);
+        this.finish(ev.verdict || "error", ev.message || "");
+        break;
+>>>>>>> main
       case "error":
         this.finish(ev.verdict || "error", ev.message || "");
         this.loadResult();
