@@ -5,19 +5,16 @@
  * inserted as HTML.
  */
 
-<<<<<<< HEAD
 import {
   compiledSentence,
   diagnosticText,
   eventSentence,
   formatBytes,
+  goalText,
   verdictLabel,
   verdictTone,
   VERDICTS,
 } from "./format.js";
-=======
-import { compiledSentence, diagnosticText, eventSentence, formatBytes, goalText, verdictTone, VERDICTS } from "./format.js";
->>>>>>> main
 
 function el(tag, attrs = {}, text) {
   const node = document.createElement(tag);
@@ -41,10 +38,8 @@ export class ResultsView {
     this.compileInfo = get("compile-info");
     this.output = get("output");
     this.history = get("history");
-<<<<<<< HEAD
     this.verdictMessage = get("verdict-message");
     this.kept = get("kept-drafts");
-=======
     this.goals = get("goals");
   }
 
@@ -56,7 +51,6 @@ export class ResultsView {
       const state = goal.met === true ? "met" : goal.met === false ? "missed" : "unmeasured";
       this.goals.appendChild(el("li", { class: state, "data-goal": goal.metric }, goalText(goal)));
     }
->>>>>>> main
   }
 
   /** Empties everything a run fills, before a new run or a history item is shown. */

@@ -129,12 +129,10 @@ export class Run {
         this.view.appendOutput(logText(ev));
         break;
       case "done":
-<<<<<<< HEAD
-=======
         this.view.showGoals(ev.goals);
         this.finish(ev.verdict || "error", ev.message || "");
+        this.loadResult();
         break;
->>>>>>> main
       case "error":
         this.finish(ev.verdict || "error", ev.message || "");
         this.loadResult();
