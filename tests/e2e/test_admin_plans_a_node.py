@@ -3,6 +3,8 @@ MPS layout with the reason, and downloads the node's checked docker-compose over
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import yaml
 from channels.testing import ChannelsLiveServerTestCase
@@ -64,7 +66,7 @@ class AdminPlansANodeTests(ChannelsLiveServerTestCase):
 
         with page.expect_download() as download:
             page.click("#node-lab1 a.export[data-kind=compose]")
-        services = yaml.safe_load(open(download.value.path()).read())["services"]
+        services = yaml.safe_load(Path(download.value.path()).read_text())["services"]
         assert set(services) == {"worker-lab1-gpu0-s0", "worker-lab1-gpu0-s1"}
         assert services["worker-lab1-gpu0-s0"]["environment"]["CUDA_VISIBLE_DEVICES"].startswith("${MIG_LAB1_GPU0_S0:?")
         assert errors == []
