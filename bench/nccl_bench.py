@@ -72,10 +72,17 @@ def elements(collective: str, size: int, n: int) -> tuple[int, int]:
     return count, count
 
 
-def model_row(collective: str, size: int, n: int) -> dict[str, float]:
+def model_row(collective: str, size: int, n: int) -> dict[str, float | None]:
+    """The model's busbw for the same collective, size and n on H200 NVLink; none for one GPU (nothing crosses)."""
+    if n < 2:
+        return {"model_ring_busbw_gbs": None, "model_tree_busbw_gbs": None}
     ring = collectives.cost(collective, "ring", size, n, NVLINK_H200)
     tree = collectives.cost(collective, "tree", size, n, NVLINK_H200)
     return {"model_ring_busbw_gbs": ring.busbw / 1e9, "model_tree_busbw_gbs": tree.busbw / 1e9}
+
+
+def _gbs(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
 
 
 # ---- CuPy: one process, every GPU ------------------------------------------------------------------
@@ -268,8 +275,8 @@ def markdown(doc: dict[str, Any]) -> str:
             f"{r['algbw_gbs']:.2f}" if measured else "",
             f"{r['busbw_gbs']:.2f}" if measured else "",
             str(r["wrong"]) if measured else "",
-            f"{r['model_ring_busbw_gbs']:.2f}",
-            f"{r['model_tree_busbw_gbs']:.2f}",
+            _gbs(r["model_ring_busbw_gbs"]),
+            _gbs(r["model_tree_busbw_gbs"]),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

@@ -103,3 +103,10 @@ def test_a_ta_may_read_a_students_run_of_their_course_but_not_of_another(world, 
     tess = client_for(people["tess"])
     assert tess.get(f"/api/submissions/{alices.pk}").status_code == 200
     assert tess.get(f"/api/submissions/{bobs.pk}").status_code == 404
+
+
+def test_the_lti_endpoints_are_public_as_lti_needs_but_refuse_a_launch_without_a_signed_token(world):
+    anonymous = Client()
+    assert anonymous.get("/lti/jwks/").status_code == 200
+    assert anonymous.post("/lti/launch/", {"state": "x"}).status_code == 400
+    assert anonymous.post("/lti/login/", {"iss": "https://nobody.example"}).status_code == 400
