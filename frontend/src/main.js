@@ -109,6 +109,19 @@ class ExercisePage {
     this.refreshHistory().then((items) => this.showLastRun(items));
   }
 
+  /** After an accepted run: a link to the next exercise of the course, when there is one. */
+  showNextStep(verdict) {
+    const box = document.getElementById("next-step");
+    const next = this.config.next_exercise;
+    if (!box) return;
+    box.replaceChildren();
+    if (verdict !== "accepted" || !next) return;
+    const link = document.createElement("a");
+    link.href = next.url;
+    link.textContent = next.title;
+    box.append("Solved. Next exercise: ", link);
+  }
+
   /** Says before submit when this language cannot run on any live worker (the server decides). */
   showLanguageNote() {
     const note = document.getElementById("language-note");
@@ -195,6 +208,7 @@ class ExercisePage {
     if (this.run) this.run.discard();
     this.run = null;
     this.view.reset();
+    this.showNextStep(null);
     this.figures.clear();
     this.editor.clearDiagnostics();
   }
@@ -227,9 +241,10 @@ class ExercisePage {
       figures: this.figures,
       wsBase: this.config.ws_base,
       fetchDetail: (subId) => this.api.submission(subId),
-      onFinish: () => {
+      onFinish: (_run, verdict) => {
         if (this.run !== run) return;
         this.setBusy(false);
+        this.showNextStep(verdict);
         if (run.live) this.view.revealVerdict();
         this.refreshHistory();
       },

@@ -67,6 +67,7 @@ class StudentPageTests(BrowserTestCase):
         )
         page.wait_for_selector("#history li[data-verdict=accepted]")
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        assert page.inner_text("#next-step").startswith("Solved. Next exercise: ")  # after an accepted run
 
         self.replace_source("# my draft\n" + REFERENCE)
         page.reload()  # the last run's verdict and figures come back; the draft stays
@@ -90,4 +91,13 @@ class StudentPageTests(BrowserTestCase):
         page.click("#reset")
         assert "TODO" in page.evaluate("window.warplab.getSource()")
         assert page.locator("#kept-drafts li").count() == 2
+
+        page.select_option("#language", "cuda")  # no GPU worker serves here: said before submit
+        assert "it runs on a GPU lane" in page.inner_text("#language-note")
+        page.select_option("#language", "numba")
+        assert page.locator("#language-note").is_hidden()
+
+        page.goto(f"{self.live_server_url}/")  # the module list shows the progress
+        assert page.get_attribute("#exercise-vector-add", "data-progress") == "fast"  # its goals met
+        assert page.get_attribute("#exercise-transpose", "data-progress") == "not_tried"
         assert self.console_errors == []
