@@ -72,10 +72,17 @@ def elements(collective: str, size: int, n: int) -> tuple[int, int]:
     return count, count
 
 
-def model_row(collective: str, size: int, n: int) -> dict[str, float]:
+def model_row(collective: str, size: int, n: int) -> dict[str, float | None]:
+    """The model's busbw for the same collective, size and n on H200 NVLink; none for one GPU (nothing crosses)."""
+    if n < 2:
+        return {"model_ring_busbw_gbs": None, "model_tree_busbw_gbs": None}
     ring = collectives.cost(collective, "ring", size, n, NVLINK_H200)
     tree = collectives.cost(collective, "tree", size, n, NVLINK_H200)
     return {"model_ring_busbw_gbs": ring.busbw / 1e9, "model_tree_busbw_gbs": tree.busbw / 1e9}
+
+
+def _gbs(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
 
 
 # ---- CuPy: one process, every GPU ------------------------------------------------------------------
@@ -268,8 +275,8 @@ def markdown(doc: dict[str, Any]) -> str:
             f"{r['algbw_gbs']:.2f}" if measured else "",
             f"{r['busbw_gbs']:.2f}" if measured else "",
             str(r["wrong"]) if measured else "",
-            f"{r['model_ring_busbw_gbs']:.2f}",
-            f"{r['model_tree_busbw_gbs']:.2f}",
+            _gbs(r["model_ring_busbw_gbs"]),
+            _gbs(r["model_tree_busbw_gbs"]),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
@@ -290,8 +297,9 @@ def figure(doc: dict[str, Any]) -> dict[str, Any] | None:
         if "busbw_gbs" in rows[0]:
             fig.add_trace(go.Scatter(x=sizes, y=[r["busbw_gbs"] for r in rows], mode="lines+markers",
                                      name=f"{name}, measured ({doc['device']})"))  # fmt: skip
-        fig.add_trace(go.Scatter(x=sizes, y=[r["model_ring_busbw_gbs"] for r in rows], mode="lines",
-                                 line={"dash": "dot"}, name=f"{name}, model (ring, H200 NVLink)"))  # fmt: skip
+        if rows[0]["model_ring_busbw_gbs"] is not None:
+            fig.add_trace(go.Scatter(x=sizes, y=[r["model_ring_busbw_gbs"] for r in rows], mode="lines",
+                                     line={"dash": "dot"}, name=f"{name}, model (ring, H200 NVLink)"))  # fmt: skip
     fig.update_layout(
         title={"text": f"NCCL bus bandwidth against size, {doc['rows'][0]['n']} GPUs: measured and model"},
         xaxis={"type": "log", "title": "size S (bytes, as nccl-tests counts it)"},
@@ -312,11 +320,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--iters", type=int, default=20)
     parser.add_argument("--backend", choices=["auto", "cupy", "torch"], default="auto")
+    parser.add_argument("--replot", type=Path, help="only draw nccl-bench-figure.json from a device's nccl-bench.json")
     parser.add_argument(
         "--smoke", action="store_true", help="one GPU: run the code path with n = 1 (no bus bandwidth: nothing crosses)"
     )
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.replot:  # here, where plotly is installed, from what a device brought back
+        fig = figure(json.loads(args.replot.read_text()))
+        if fig is None:
+            print("plotly is not importable here")
+            return 1
+        (args.out / "nccl-bench-figure.json").write_text(json.dumps(fig))
+        print(f"wrote {args.out}/nccl-bench-figure.json")
+        return 0
     visible, names = gpu_count()
     n = 1 if args.smoke else args.gpus or visible
     sizes = collectives.message_sizes(args.smallest, args.largest)

@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from gpu_worker.labspec import LabError, load_all
 from gpu_worker.protocol import LANGUAGES, MAX_SOURCE_BYTES, Event, ExerciseRef, Job, Result
-from labs import fleet, fleet_routing, limits
+from labs import fleet, fleet_routing, languages, limits
 from labs.lessons.registry import unknown_figures
 from labs.markdown import render_markdown
 from labs.models import Exercise, Membership, Module, Submission, SubmissionEvent
@@ -205,7 +205,7 @@ def submit_run(
     The queued event says the run's place and expected wait, and why it waits if no worker serves it.
     """
     exercise = _validate_submission(user, exercise_slug, language, source)
-    queue = queue or fleet_routing.route(exercise, lane).queue
+    queue = queue or languages.queue_for(exercise, language, lane)
     if not rate_limited:
         submission, queued = _save_run(user, exercise, language, source, queue, lane)
         _broadcast(submission, queued)
