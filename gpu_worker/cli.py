@@ -106,7 +106,10 @@ def _cmd_check_labs(args: argparse.Namespace) -> int:
             goals_met = case.goals_met_on(args.backend, lab.spec.goals)
             if goals_met is not None:  # the goals are part of what the case must get
                 expected += " (goals met)" if goals_met else " (goals missed)"
-                got += {True: " (goals met)", False: " (goals missed)", None: " (goals not judged)"}[result.goals_met]
+                if got == "accepted":
+                    got += {True: " (goals met)", False: " (goals missed)", None: " (goals not judged)"}[
+                        result.goals_met
+                    ]
                 ok = ok and result.goals_met is goals_met
             failures += not ok
             seconds = f"{time.monotonic() - started:.1f}s"
@@ -152,7 +155,7 @@ def _cmd_occupancy(rest: list[str]) -> int:
 def _cmd_serve(args: argparse.Namespace) -> int:
     from gpu_worker.service import serve  # Celery is imported only by the worker process
 
-    serve(pool=args.pool, loglevel=args.loglevel)
+    serve(pool=args.pool, loglevel=args.loglevel, name=args.name)
     return 0
 
 
@@ -185,6 +188,7 @@ def parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="a Celery worker for this slice's queue (WARPLAB_POOL, sim by default)")
     serve.add_argument("--pool", default=None, help="pool name: sim, or a GPU pool such as h200.full")
     serve.add_argument("--loglevel", default="INFO")
+    serve.add_argument("--name", default=None, help="worker name (WARPLAB_WORKER_NAME, else <queue>@<host>)")
     serve.set_defaults(handler=_cmd_serve)
 
     commands.add_parser("occupancy", help="the offline occupancy calculator (its own --help)", add_help=False)

@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpu_worker import cgroups, kernel_cache, syscall_filter, uid_pool
+from gpu_worker import cgroups, kernel_cache, placement, syscall_filter, uid_pool
 from gpu_worker.protocol import Limits
 from gpu_worker.wire import MessageReader
 
@@ -172,7 +172,7 @@ def _bwrap_args(
     args += ["--ro-bind", str(stub / "passwd"), "/etc/passwd", "--ro-bind", str(stub / "group"), "/etc/group"]
     size = ["--size", str(tmp_bytes)] if tmp_bytes is not None else []
     args += ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", *size, "--tmpfs", "/tmp"]
-    if wrapped:  # a profiler in front of the child may share memory with it through /dev/shm
+    if wrapped:  # a profiler in front of the child, or NCCL's ranks, share memory through /dev/shm
         args += ["--perms", "1777", *size, "--tmpfs", "/dev/shm"]
     made = {Path("/"), Path("/etc"), Path("/tmp"), Path("/usr")}
     binds = [("--ro-bind", p) for p in _read_only_paths(read_only)] + [("--bind", Path(p)) for p in writable]
@@ -320,6 +320,8 @@ def plan(
     `child_module` is the child's entry point (a scheduling policy has its own).
     """
     root_mode = os.geteuid() == 0
+    several = backend == "cuda" and limits.gpus > 1  # NCCL ranks: their threads, /dev/shm and environment
+    extra_processes += placement.extra_threads(limits.gpus) if several else 0
     chosen, described = _rlimits(backend, limits, extra_processes)
     contained, cgroup_limits = _containment(backend, limits, extra_processes)
     seed = kernel_cache.seed_dir()
@@ -346,7 +348,13 @@ def plan(
         }
         info_args = ["--info-fd", str(info_fd)] if info_fd is not None else []
         sandbox_args = _bwrap_args(
-            backend, root_mode, read_only, writable, wrapped=bool(wrapper), tmp_bytes=tmp_bytes, seccomp=seccomp
+            backend,
+            root_mode,
+            read_only,
+            writable,
+            wrapped=bool(wrapper) or several,
+            tmp_bytes=tmp_bytes,
+            seccomp=seccomp,
         )
         argv = [bwrap, *sandbox_args, *info_args, "--", *command]
     elif shutil.which("unshare"):
@@ -375,6 +383,12 @@ def plan(
     if backend == "cuda":  # CuPy's memory pool stops there; set by us, before any learner's code runs
         env["CUPY_GPU_MEMORY_LIMIT"] = str(limits.gpu_memory_mb * 1024 * 1024)
         info["gpu_memory_mb"] = limits.gpu_memory_mb
+    if several:
+        from gpu_worker.settings import WorkerSettings
+
+        owned = placement.worker_gpus(declared=WorkerSettings().gpus)
+        env |= placement.job_environment(limits.gpus, owned)
+        info["gpus"] = env["CUDA_VISIBLE_DEVICES"]
     return _Plan(argv, env, info, NOBODY if root_mode else None, chosen, cgroup_limits, seccomp)
 
 

@@ -12,12 +12,13 @@ import io
 import re
 import secrets
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.utils import timezone
 from django.utils.text import slugify
 
 from labs import course_access, grading, services
@@ -83,7 +84,7 @@ def create_course(actor: User, title: str, slug: str = "") -> Course:
     return course
 
 
-def _enrol(course: Course, user: User, role: str) -> Membership:
+def enrol_member(course: Course, user: User, role: str) -> Membership:
     membership = Membership.objects.filter(course=course, user=user).first()
     if membership is None:
         pseudonym = _pseudonym(course) if role == Role.STUDENT else ""
@@ -103,7 +104,7 @@ def add_staff(course: Course, actor: User, username: str, role: str = Role.TA) -
     user = User.objects.filter(username=(username or "").strip()).first()
     if user is None:
         raise CourseInputError(f"There is no user called '{username}'.", "username")
-    return _enrol(course, user, role)
+    return enrol_member(course, user, role)
 
 
 @transaction.atomic
@@ -113,7 +114,7 @@ def join_course(user: User, code: str) -> Membership:
     if course is None:
         raise CourseInputError("No course has that join code.", "code")
     existing = Membership.objects.filter(course=course, user=user).first()
-    return existing or _enrol(course, user, Role.STUDENT)
+    return existing or enrol_member(course, user, Role.STUDENT)
 
 
 @dataclass
@@ -178,7 +179,7 @@ def enrol_roster(course: Course, actor: User, text: str) -> RosterReport:
         if existing is not None and existing.role != Role.STUDENT:
             raise CourseInputError(f"Line {line}: {name!r} is on the course's staff, not a student.", "roster")
         (report.already if existing else report.enrolled).append(name)
-        _enrol(course, user, Role.STUDENT)
+        enrol_member(course, user, Role.STUDENT)
         if group_name := values.get("group"):
             group, _ = CourseGroup.objects.get_or_create(course=course, name=group_name)
             group.members.add(user)
@@ -364,6 +365,41 @@ def add_feedback(assignment: Assignment, actor: User, student: User, text: str, 
     return Feedback.objects.create(
         assignment=assignment, student=student, author=actor, submission=submission, text=text[:10000]
     )
+
+
+# --- demo ------------------------------------------------------------------------------------------
+
+
+DEMO_COURSE = "demo-gpu-course"
+DEMO_EXERCISES = ("vector-add", "coalescing", "transpose")
+
+
+@transaction.atomic
+def ensure_demo_course(instructor: User, ta: User, student: User) -> Course:
+    """The demo course: the instructor, a TA, the student enrolled, and an assignment of the first exercises.
+
+    Running it again leaves the course and its assignment as they are (the dates are set once).
+    """
+    course = Course.objects.filter(slug=DEMO_COURSE).first()
+    if course is None:
+        course = Course.objects.create(slug=DEMO_COURSE, title="GPU Programming (demo)", created_by=instructor)
+    enrol_member(course, instructor, Role.INSTRUCTOR)
+    enrol_member(course, ta, Role.TA)
+    enrol_member(course, student, Role.STUDENT)
+    slugs = [s for s in DEMO_EXERCISES if Exercise.objects.filter(slug=s, published=True).exists()]
+    if slugs and not course.assignments.exists():
+        now = timezone.now()
+        create_assignment(
+            course,
+            instructor,
+            title="Memory-bound kernels",
+            release_at=now - timedelta(days=1),
+            due_at=now + timedelta(days=7),
+            close_at=now + timedelta(days=10),
+            items=[ItemSpec(slug) for slug in slugs],
+            late_credit=[0.8, 0.6, 0.4],
+        )
+    return course
 
 
 # --- regrades ------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from labs.models.course import (
 )
 from labs.models.gpu import Gpu, Node, Pool, Slice, Worker
 from labs.models.lab import Exercise, Module
+from labs.models.lti import LtiContext, LtiPlatform, LtiResourceLink, LtiUser
 from labs.models.run import Submission, SubmissionEvent
 
 __all__ = [
@@ -23,6 +24,10 @@ __all__ = [
     "Exercise",
     "Feedback",
     "Gpu",
+    "LtiContext",
+    "LtiPlatform",
+    "LtiResourceLink",
+    "LtiUser",
     "Membership",
     "Module",
     "Node",
