@@ -57,6 +57,7 @@ class _State:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     checks: list[CheckInfo] = field(default_factory=list)
     outputs_seen: set[int] = field(default_factory=set)
+    timed_seen: set[int] = field(default_factory=set)  # sizes whose timed launches were checked
     finished: bool = False
     infra_error: str = ""
     uid: int | None = None
@@ -112,6 +113,7 @@ class _Judge:
         self.state = _State()
         self.args = job.exercise.harness.args_for(job.exercise.language)
         self.gpu: GpuReport | None = None  # the cuda backend's timing, occupancy and metrics
+        self.trusts_checks = False  # the cuda child judges on the device: its process never imports learner code
 
     def __call__(self, message: dict[str, Any]) -> None:
         try:
@@ -156,6 +158,8 @@ class _Judge:
                 )
         elif kind == "outputs":
             self._check(int(message["index"]), message.get("data") or {})
+        elif kind == "checked" and self.trusts_checks:
+            self._take_checks(int(message["index"]), message.get("phase", "launch"), message["checks"])
         elif kind == "finished":
             state.finished = True
         elif kind == "error":
@@ -175,6 +179,27 @@ class _Judge:
     def figure(self, figure: dict[str, Any]) -> None:
         self.state.figures.append(figure)
         self.send("figure", **figure)
+
+    def _take_checks(self, index: int, phase: str, checks: list[dict[str, Any]]) -> None:
+        """Checks the measuring process made on the device (it never imported learner code)."""
+        if not 0 <= index < len(self.runs) or self.state.verdict:
+            raise _Malformed(f"unexpected checks for size {index}")
+        if phase == "launch":
+            if index in self.state.outputs_seen:
+                raise _Malformed(f"checks for size {index} twice")
+            self.state.outputs_seen.add(index)
+        elif phase != "timed" or index in self.state.timed_seen:
+            raise _Malformed(f"unexpected {phase} checks for size {index}")
+        else:
+            self.state.timed_seen.add(index)
+        wanted = len(self.job.exercise.harness.expected) * (len(self.runs[index].get("timed_seeds") or [1]))
+        if len(checks) > max(wanted, 1) * 4:
+            raise _Malformed("too many checks")
+        for raw in checks:
+            info = CheckInfo.model_validate(raw)
+            info.sizes = dict(self.runs[index]["sizes"])
+            self.state.checks.append(info)
+            self.send("check", index=index, **info.model_dump())
 
     def _check(self, index: int, data: dict[str, Any]) -> None:
         if not 0 <= index < len(self.runs) or index in self.state.outputs_seen or self.state.verdict:
@@ -218,8 +243,12 @@ def _verdict(state: _State, run: sandbox.SandboxRun, runs: list[dict[str, Any]],
     return "runtime_error", f"the job ended before it finished ({status}): a crash, out of memory or an exit() call"
 
 
-def run_job(job: Job, emit: Emit, backend: str = "sim") -> Result:
-    """Run one job to its verdict, emitting events along the way; never raises for the learner's faults."""
+def run_job(job: Job, emit: Emit, backend: str = "sim", *, module_rules: bool = True) -> Result:
+    """Run one job to its verdict, emitting events along the way; never raises for the learner's faults.
+
+    `module_rules=False` lets a CUDA Python module run code at import (`backends.module_rules` off): only
+    the sandbox's tests ask for it, to put hostile code in front of the sandbox's walls.
+    """
     started = time.monotonic()
     backend_name = job.backend or backend
     counter = itertools.count(FIRST_SEQ)
@@ -275,12 +304,18 @@ def run_job(job: Job, emit: Emit, backend: str = "sim") -> Result:
         "entry": job.exercise.entry,
         "args": [a.model_dump() for a in job.exercise.harness.args_for(job.exercise.language)],
         "runs": runs,
+        "module_rules": module_rules,
     }
     judge = _Judge(job, runs, send, analysis.source_label(backend_name, device))
     lock_fd = None
     if backend_name == "cuda":  # GPU measurements: occupancy and timing per size, under the per-GPU lock
         judge.gpu = GpuReport(job, runs, send, judge.state.checks, load_ceilings())
         request["measure"] = True
+        harness = job.exercise.harness
+        request["check"] = {"expected": harness.expected, "tolerance": harness.tolerance.model_dump()}
+        judge.trusts_checks = True
+        for index, r in enumerate(runs):  # the timed launches' own inputs, never the checked launch's
+            r["timed_seeds"] = [job_seed(harness.seed, job.submission_id, 1000 + 2 * index + k) for k in range(2)]
     warm = _take_spare(backend_name, limits, extra)  # a spare child already warm, or None: a cold start
     if backend_name == "cuda":
         lock_fd = open_worker_lock_fd() if warm is None else None  # a spare holds its own, inherited at its start

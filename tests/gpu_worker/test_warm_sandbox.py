@@ -82,7 +82,7 @@ def test_a_warm_compile_error_points_at_line_7(spares):
     run(alices_job(module_with("")))
     result = run(alices_job(module_with("", SYNTAX_ERROR))).result
     assert spares[-1] is not None
-    assert result.verdict == "compile_error"
+    assert result.verdict == "compile_error", result.message
     assert result.compile.diagnostics[0].line == 7
 
 
