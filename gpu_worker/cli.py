@@ -101,13 +101,16 @@ def _cmd_check_labs(args: argparse.Namespace) -> int:
         for case in lab.cases:
             started = time.monotonic()
             result = _run_case(lab, case.language, case.source, args.backend)
-            expected = case.verdict_on(args.backend)
-            ok = result.verdict == expected
+            expected, got = str(case.verdict_on(args.backend)), str(result.verdict)
+            ok = got == expected
+            goals_met = case.goals_met_on(args.backend, lab.spec.goals)
+            if goals_met is not None:  # the goals are part of what the case must get
+                expected += " (goals met)" if goals_met else " (goals missed)"
+                got += {True: " (goals met)", False: " (goals missed)", None: " (goals not judged)"}[result.goals_met]
+                ok = ok and result.goals_met is goals_met
             failures += not ok
             seconds = f"{time.monotonic() - started:.1f}s"
-            rows.append(
-                (lab.spec.slug, case.name, case.language, expected, result.verdict, seconds, "ok" if ok else "FAIL")
-            )
+            rows.append((lab.spec.slug, case.name, case.language, expected, got, seconds, "ok" if ok else "FAIL"))
             if not ok:
                 rows.append(("", "", "", "", f"  {result.message[:100]}", "", ""))
     header = ("lab", "case", "language", "expected", "got", "time", "")

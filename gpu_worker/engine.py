@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from gpu_worker import analysis, checker, profiling, sandbox, spare
+from gpu_worker import analysis, checker, goals, profiling, sandbox, spare
 from gpu_worker.backends import device_name
 from gpu_worker.formula import FormulaError, array_value
 from gpu_worker.gpu_lock import open_worker_lock_fd
@@ -249,6 +249,10 @@ def run_job(job: Job, emit: Emit, backend: str = "sim", *, module_rules: bool = 
     `module_rules=False` lets a CUDA Python module run code at import (`backends.module_rules` off): only
     the sandbox's tests ask for it, to put hostile code in front of the sandbox's walls.
     """
+    if job.exercise.language == "policy":  # a scheduling policy, not a kernel: gpu_worker.datacenter
+        from gpu_worker.datacenter.runner import run_policy_job
+
+        return run_policy_job(job, emit, backend)
     started = time.monotonic()
     backend_name = job.backend or backend
     counter = itertools.count(FIRST_SEQ)
@@ -269,7 +273,8 @@ def run_job(job: Job, emit: Emit, backend: str = "sim", *, module_rules: bool = 
         if verdict == "error":
             send("error", message=message)
         else:
-            send("done", verdict=verdict, message=message, elapsed_seconds=result.elapsed_seconds)
+            judged = {k: fields[k] for k in ("goals", "goals_met") if k in fields}  # the goals' checklist
+            send("done", verdict=verdict, message=message, elapsed_seconds=result.elapsed_seconds, **judged)
         return result
 
     device = backend_name
@@ -373,9 +378,18 @@ def run_job(job: Job, emit: Emit, backend: str = "sim", *, module_rules: bool = 
         gpu_fields["profile"] = profiling.profile_job(job, runs, request, limits, send, device=device)
     if state.occupancy is not None:
         gpu_fields["occupancy"] = {**(gpu_fields.get("occupancy") or {}), "calculator": state.occupancy}
+    judged = goals.judge(
+        job.exercise.harness.goals,
+        backend_name,
+        verdict,
+        memory=state.memory,
+        metrics=gpu_fields.get("metrics"),
+        occupancy=state.occupancy,
+    )
     return finish(
         verdict,
-        message,
+        goals.message(message, judged),
+        **goals.result_fields(judged),
         compile=state.compile,
         checks=state.checks,
         check=failing or (state.checks[-1] if state.checks else None),

@@ -46,6 +46,7 @@ class Status:
     healthy: bool | None = None
     problems: list[str] = field(default_factory=list)
     gpu_uuid: str | None = None
+    device_facts: dict[str, Any] | None = None  # the driver's facts (SMs, registers, L2, clocks) for lesson pages
 
 
 def simulator() -> Status:
@@ -88,7 +89,21 @@ def decide(calibration: dict[str, Any] | None, error: str | None = None) -> Stat
         healthy=ok,
         problems=[_in_words(p) for p in problems],
         gpu_uuid=key.get("uuid"),
+        device_facts=_facts(calibration.get("device")),
     )
+
+
+FACT_KEYS = (
+    "name", "arch", "sm_count", "l2_bytes", "memory_bytes", "shared_per_sm", "max_shared_per_block_optin",
+    "regs_per_sm", "max_threads_per_sm", "sm_clock_max_mhz", "mig_mode",
+)  # fmt: skip
+
+
+def _facts(device: Any) -> dict[str, Any] | None:
+    """The calibration's device facts that describe the slice's hardware (no UUID or driver: those are keys)."""
+    if not isinstance(device, dict):
+        return None
+    return {k: device[k] for k in FACT_KEYS if k in device}
 
 
 def now_iso() -> str:

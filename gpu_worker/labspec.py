@@ -4,8 +4,12 @@ A lab is a folder `labs/content/<module>/<exercise>/` holding `lab.yaml`,
 `README.md`, `starter.<ext>`, `reference.<ext>` per language and
 `tests/<case>/` (a `submission.<ext>` and an `expected.yaml` with its verdict).
 Each reference is a sample case too (`reference-<language>`): it must be accepted,
-except CUDA C++ on the simulator, which compiles it but cannot run it.
-A module folder carries `module.yaml`. Both the web app (`sync_labs`) and the
+except CUDA C++ on the simulator, which compiles it but cannot run it, and it must
+meet the lab's goals. A case's `expected.yaml` may say `goals_met: false` (a
+correct but slow sample) or `true`; it is checked on each backend that judges one
+of the lab's goals (`gpu_worker.goals`).
+A module folder carries `module.yaml` and, optionally, `lesson.md` (its lesson page,
+rendered by the web side's `labs.lessons`). Both the web app (`sync_labs`) and the
 worker's command line read labs through this module; a bad folder fails naming
 the file and the field.
 """
@@ -19,10 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from gpu_worker.formula import FormulaError, check_formula
-from gpu_worker.protocol import SOURCE_SUFFIX, ExerciseRef, Harness, Language, Limits, Verdict
+from gpu_worker.goals import BACKENDS as GOAL_BACKENDS
+from gpu_worker.protocol import SOURCE_SUFFIX, ExerciseRef, GoalSpec, Harness, Language, Limits, Verdict
 
 CONTENT_ENV = "WARPLAB_CONTENT_DIR"
 
@@ -38,6 +43,7 @@ class ModuleSpec(BaseModel):
     slug: str
     title: str
     summary: str = ""
+    lesson: str = ""  # lesson.md beside module.yaml, Markdown with `{{figure:name}}` lines
 
 
 class LabSpec(Harness):
@@ -56,6 +62,20 @@ class LabSpec(Harness):
     limits: Limits = Field(default_factory=Limits)
     pool: str | None = None
 
+    @model_validator(mode="after")
+    def _one_kind(self) -> LabSpec:
+        """A policy lab (language `policy`) has a `policy` block and no kernel fields; a kernel lab the reverse."""
+        if "policy" in self.languages:
+            if self.languages != ["policy"] or self.policy is None:
+                raise ValueError("a policy lab has languages [policy] and a 'policy' block")
+        else:
+            missing = [f for f in ("sizes", "args", "launch", "expected", "work") if f not in self.model_fields_set]
+            if missing or self.policy is not None:
+                raise ValueError(
+                    f"a kernel lab needs {', '.join(missing)}" if missing else "'policy' is for policy labs"
+                )
+        return self
+
     def harness(self) -> Harness:
         return Harness.model_validate(self.model_dump(include=set(Harness.model_fields)))
 
@@ -69,10 +89,17 @@ class SampleCase:
     source: str
     verdict: Verdict
     by_backend: dict[str, Verdict] = field(default_factory=dict)
+    goals_met: bool | None = None  # None: the case says nothing about the goals
 
     def verdict_on(self, backend: str) -> Verdict:
         """The verdict this case must get on a backend (CUDA C++ is `not_run` on the simulator)."""
         return self.by_backend.get(backend, self.verdict)
+
+    def goals_met_on(self, backend: str, goals: Sequence[GoalSpec]) -> bool | None:
+        """Whether an accepted run of this case must meet the goals on `backend`; None: not checked there."""
+        if self.goals_met is None or self.verdict_on(backend) != "accepted":
+            return None
+        return self.goals_met if any(backend in GOAL_BACKENDS[g.metric] for g in goals) else None
 
 
 @dataclass
@@ -125,10 +152,15 @@ def _validation_message(path: Path, exc: ValidationError) -> str:
 
 def load_module(folder: Path) -> ModuleSpec:
     path = folder / "module.yaml"
+    data = _read_yaml(path)
+    if "lesson" in data:
+        raise LabError(f"{path}: field 'lesson': write the lesson in lesson.md beside module.yaml")
+    lesson = folder / "lesson.md"
     try:
-        return ModuleSpec.model_validate(_read_yaml(path))
+        spec = ModuleSpec.model_validate(data)
     except ValidationError as exc:
         raise LabError(_validation_message(path, exc)) from None
+    return spec.model_copy(update={"lesson": lesson.read_text()}) if lesson.exists() else spec
 
 
 def _check_formulas(path: Path, spec: LabSpec) -> None:
@@ -169,7 +201,7 @@ def _read_sources(folder: Path, stem: str, languages: Sequence[str], required: b
     return found
 
 
-def _read_cases(folder: Path) -> list[SampleCase]:
+def _read_cases(folder: Path, languages: Sequence[str]) -> list[SampleCase]:
     cases = []
     tests = folder / "tests"
     for case_dir in sorted(p for p in tests.iterdir() if p.is_dir()) if tests.is_dir() else []:
@@ -179,13 +211,18 @@ def _read_cases(folder: Path) -> list[SampleCase]:
         for where, value in [("verdict", verdict), *((f"by_backend.{k}", v) for k, v in by_backend.items())]:
             if value not in Verdict.__args__:  # type: ignore[attr-defined]
                 raise LabError(f"{expected_path}: field '{where}': {value!r} is not a verdict")
+        goals_met = expected.get("goals_met")
+        if goals_met not in (None, True, False):
+            raise LabError(f"{expected_path}: field 'goals_met': {goals_met!r} is not true or false")
         sources = [p for p in case_dir.iterdir() if p.stem == "submission"]
         if len(sources) != 1:
             raise LabError(f"{case_dir}: expected exactly one submission.py or submission.cu")
-        language = {v: k for k, v in SOURCE_SUFFIX.items()}.get(sources[0].suffix)
+        offered = [lang for lang in languages if SOURCE_SUFFIX[lang] == sources[0].suffix]
+        language = offered[0] if offered else None  # .py is numba's or policy's: a lab offers one of them
         if language is None:
-            raise LabError(f"{sources[0]}: unknown language suffix")
-        cases.append(SampleCase(case_dir.name, language, sources[0].read_text(), verdict, by_backend))  # type: ignore[arg-type]
+            raise LabError(f"{sources[0]}: the lab offers no language written in {sources[0].suffix} files")
+        source = sources[0].read_text()
+        cases.append(SampleCase(case_dir.name, language, source, verdict, by_backend, goals_met))  # type: ignore[arg-type]
     return cases
 
 
@@ -197,6 +234,7 @@ def _reference_cases(references: dict[str, str]) -> list[SampleCase]:
             source,
             "accepted",
             {"sim": "not_run"} if language == "cuda" else {},
+            goals_met=True,
         )
         for language, source in sorted(references.items())
     ]
@@ -224,7 +262,7 @@ def load_lab(folder: Path, module: ModuleSpec | None = None) -> Lab:
         statement=statement_path.read_text(),
         starters=_read_sources(folder, "starter", spec.languages, required=True),
         references=references,
-        cases=_reference_cases(references) + _read_cases(folder),
+        cases=_reference_cases(references) + _read_cases(folder, spec.languages),
     )
 
 

@@ -14,10 +14,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpu_worker.datacenter.spec import PolicySpec
+
 PROTOCOL_VERSION: Literal[1] = 1
 MAX_SOURCE_BYTES = 64 * 1024
 
-Language = Literal["numba", "cuda"]
+Language = Literal["numba", "cuda", "policy"]  # policy: a cluster scheduling policy in Python (module 6)
 Backend = Literal["sim", "cuda"]
 Verdict = Literal[
     "accepted",
@@ -45,8 +47,8 @@ EventType = Literal[
     "done",
     "error",
 ]
-LANGUAGES: tuple[str, ...] = ("numba", "cuda")
-SOURCE_SUFFIX = {"numba": ".py", "cuda": ".cu"}
+LANGUAGES: tuple[str, ...] = ("numba", "cuda", "policy")
+SOURCE_SUFFIX = {"numba": ".py", "cuda": ".cu", "policy": ".py"}
 
 
 class Model(BaseModel):
@@ -95,16 +97,40 @@ class WorkSpec(Model):
     flops: str = "0"
 
 
-class Harness(Model):
-    """How to make inputs, launch, check and value the work of one exercise."""
+GoalMetric = Literal["sectors_per_request", "bank_conflict_ways", "occupancy_percent", "roof_percent"]
 
-    sizes: dict[Backend, list[dict[str, int]]]
-    args: list[ArgSpec]
-    launch: LaunchSpec
-    expected: dict[str, str]  # output name -> NumPy expression over the inputs
+
+class GoalSpec(Model):
+    """What "done" means beyond correct: one measured figure against a target (judged by `gpu_worker.goals`).
+
+    `sectors_per_request` (at most: the worst global load or store site, simulator) and `bank_conflict_ways`
+    (at most: the worst shared-memory site, simulator) come from the memory trace; `occupancy_percent`
+    (at least: the calculator's, every backend) from the compiled resources; `roof_percent` (at least: of the
+    slice's calibrated roof at the kernel's intensity, at the largest timed size, cuda backend) from the timing.
+    """
+
+    name: str = Field(min_length=1, max_length=80)
+    metric: GoalMetric
+    target: float
+    access: Literal["load", "store", "any"] = "any"  # which global sites `sectors_per_request` looks at
+
+
+class Harness(Model):
+    """How to make inputs, launch, check and value the work of one exercise.
+
+    A kernel exercise sets sizes, args, launch, expected and work (`labspec` requires them);
+    a scheduling exercise sets `policy` instead and leaves them empty.
+    """
+
+    sizes: dict[Backend, list[dict[str, int]]] = Field(default_factory=dict)
+    args: list[ArgSpec] = Field(default_factory=list)
+    launch: LaunchSpec = Field(default_factory=lambda: LaunchSpec(block=["1"], grid=["1"]))
+    expected: dict[str, str] = Field(default_factory=dict)  # output name -> NumPy expression over the inputs
     tolerance: Tolerance = Field(default_factory=Tolerance)
-    work: WorkSpec
+    work: WorkSpec = Field(default_factory=lambda: WorkSpec(bytes="0"))
     seed: int = 1234
+    goals: list[GoalSpec] = Field(default_factory=list)
+    policy: PolicySpec | None = None  # a scheduling exercise (gpu_worker.datacenter)
 
     def args_for(self, language: str) -> list[ArgSpec]:
         return [a for a in self.args if a.languages is None or language in a.languages]
@@ -235,3 +261,5 @@ class Result(Model):
     output: str = ""  # what the learner's code printed, capped
     output_truncated: bool = False
     elapsed_seconds: float | None = None
+    goals: list[dict[str, Any]] = Field(default_factory=list)  # gpu_worker.goals.GoalResult, judged on this backend
+    goals_met: bool | None = None  # None: no goal could be judged on this backend

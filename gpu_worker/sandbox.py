@@ -253,19 +253,21 @@ def plan(
     wrapper: Sequence[str] = (),
     read_only: Sequence[Path] = (),
     writable: Sequence[Path] = (),
+    child_module: str = "gpu_worker.child",
 ) -> _Plan:
     """The command line, environment, rlimits and description of the sandbox for one job.
 
     `wrapper` is a command the child runs under (a profiler: `ncu ...`), started
     in the sandbox as the sandbox's first user, before the child drops to nobody;
-    `read_only` and `writable` are host folders it needs, bound at the same paths.
+    `read_only` and `writable` are host folders it needs, bound at the same paths;
+    `child_module` is the child's entry point (a scheduling policy has its own).
     """
     root_mode = os.geteuid() == 0
     chosen, described = _rlimits(backend, limits, extra_processes)
     seed = kernel_cache.seed_dir()
     if backend == "cuda" and seed.is_dir():
         read_only = (*read_only, seed)  # the harness's compiled kernels, copied into the job's own cache
-    command = [*wrapper, sys.executable, "-m", "gpu_worker.child", *child_args]
+    command = [*wrapper, sys.executable, "-m", child_module, *child_args]
     info: dict[str, Any] = {"network": False, "uid": NOBODY, "environment": "scrubbed", "limits": described}
     bwrap = find_bwrap()
     if bwrap:
@@ -388,13 +390,14 @@ def start(
     wrapper: Sequence[str] = (),
     read_only: Sequence[Path] = (),
     writable: Sequence[Path] = (),
+    child_module: str = "gpu_worker.child",
 ) -> Started:
     """Start a child in its sandbox; it reads its request from the returned pipe.
 
     With `spare_cpu_allowance` the child is a spare: it imports its backend,
     says `ready`, and lowers its CPU limit to what it used plus the job's
     (RLIMIT_CPU at start is the job's plus the allowance, for the imports).
-    `wrapper`, `read_only` and `writable` are `plan`'s.
+    `wrapper`, `read_only`, `writable` and `child_module` are `plan`'s.
     """
     req_r, req_w = os.pipe()
     msg_r, msg_w = os.pipe()
@@ -411,6 +414,7 @@ def start(
         wrapper=wrapper,
         read_only=read_only,
         writable=writable,
+        child_module=child_module,
     )
     if spare_cpu_allowance is not None:
         the_plan.limits = [
@@ -440,6 +444,7 @@ def run_sandboxed(
     wrapper: Sequence[str] = (),  # a profiler the child runs under (gpu_worker.profiling); see `plan`
     read_only: Sequence[Path] = (),
     writable: Sequence[Path] = (),
+    child_module: str = "gpu_worker.child",  # see `plan`
 ) -> SandboxRun:
     """Start the child, send it `request`, pass each message to `on_message`, stop it at the wall limit.
 
@@ -452,7 +457,14 @@ def run_sandboxed(
     started = time.monotonic()
     if spare is None:
         spare = start(
-            backend, limits, extra_processes, inherit_fds, wrapper=wrapper, read_only=read_only, writable=writable
+            backend,
+            limits,
+            extra_processes,
+            inherit_fds,
+            wrapper=wrapper,
+            read_only=read_only,
+            writable=writable,
+            child_module=child_module,
         )
     else:
         started = time.monotonic()  # the hand-over: a spare's wall clock counts from here, not from its start

@@ -1,8 +1,11 @@
-"""Admin: instructors edit exercise metadata and read runs; content itself comes from lab folders."""
+"""Admin: instructors edit exercise metadata and read runs (content comes from lab folders); the fleet plan."""
 
 from django.contrib import admin
+from django.urls import reverse
+from django.utils.html import format_html
 
-from labs.models import Exercise, Module, Submission, SubmissionEvent
+from labs import fleet_services
+from labs.models import Exercise, Gpu, Module, Node, Pool, Slice, Submission, SubmissionEvent, Worker
 
 
 @admin.register(Module)
@@ -35,4 +38,85 @@ class SubmissionAdmin(admin.ModelAdmin):
     inlines = [EventInline]
 
     def has_add_permission(self, request) -> bool:  # runs are made by submitting, not by hand
+        return False
+
+
+# --- the fleet plan: read here, laid out on the planner page (/fleet/plan/), which checks each layout ---
+
+
+class SliceInline(admin.TabularInline):
+    model = Slice
+    extra = 0
+    can_delete = False
+    fields = ("position", "kind", "pool", "mig_profile", "mig_placement", "mig_uuid", "mps_thread_percent", "replicas")
+    readonly_fields = fields
+    show_change_link = True
+
+    def has_add_permission(self, request, obj=None) -> bool:  # layouts are checked whole, on the planner
+        return False
+
+
+class GpuInline(admin.TabularInline):
+    model = Gpu
+    extra = 0
+    fields = ("index", "model", "uuid")
+    readonly_fields = fields
+    show_change_link = True
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Node)
+class NodeAdmin(admin.ModelAdmin):
+    list_display = ("name", "hostname", "gpu_count", "planner")
+    inlines = [GpuInline]
+
+    @admin.display(description="GPUs")
+    def gpu_count(self, node: Node) -> int:
+        return node.gpus.count()
+
+    @admin.display(description="layout")
+    def planner(self, node: Node) -> str:
+        return format_html('<a href="{}#node-{}">lay out in the planner</a>', reverse("labs:fleet_plan"), node.name)
+
+
+@admin.register(Gpu)
+class GpuAdmin(admin.ModelAdmin):
+    list_display = ("node", "index", "model", "uuid")
+    readonly_fields = ("node", "index", "model")
+    inlines = [SliceInline]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+
+@admin.register(Pool)
+class PoolAdmin(admin.ModelAdmin):
+    list_display = ("name", "lane", "description")
+    readonly_fields = ("name", "lane")
+
+    def has_add_permission(self, request) -> bool:  # pools are made by laying out slices
+        return False
+
+
+@admin.register(Slice)
+class SliceAdmin(admin.ModelAdmin):
+    list_display = ("__str__", "kind", "pool", "mig_uuid")
+    list_filter = ("kind", "pool")
+    readonly_fields = [f.name for f in Slice._meta.fields if f.name != "mig_uuid"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def save_model(self, request, obj: Slice, form, change) -> None:  # only the MIG UUID is edited, and checked
+        fleet_services.set_mig_uuid(obj, obj.mig_uuid)
+
+
+@admin.register(Worker)
+class WorkerAdmin(admin.ModelAdmin):
+    list_display = ("name", "slice", "replica")
+    readonly_fields = ("name", "slice", "replica")
+
+    def has_add_permission(self, request) -> bool:
         return False

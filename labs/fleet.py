@@ -100,3 +100,18 @@ def queue_notice(queue: str, client: redis.Redis | None = None) -> str:
         why = "; ".join(str(p) for beat in sick for p in beat.get("problems") or []) or "no reason given"
         return f"No worker serves {queue} right now: its GPU is out of service ({why}). {waits}"
     return f"No worker is serving {queue} right now. {waits}"
+
+
+def queue_lengths(queues: list[str], client: redis.Redis | None = None) -> dict[str, int]:
+    """Jobs waiting in each Celery queue: the broker's list `<prefix><queue>` (kombu's Redis transport)."""
+    client = client or _broker(settings.CELERY_BROKER_URL)
+    prefix = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("global_keyprefix", "")
+    with client.pipeline(transaction=False) as pipe:
+        for queue in queues:
+            pipe.llen(f"{prefix}{queue}")
+        return {q: int(n) for q, n in zip(queues, pipe.execute(), strict=True)}
+
+
+def live_beats() -> list[dict[str, Any]]:
+    """Every live worker's heartbeat document as written (for the dashboard and routing)."""
+    return _live_beats(None)

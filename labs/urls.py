@@ -2,13 +2,32 @@
 
 from django.urls import path
 
-from labs.views import api, fleet, pages
+from labs.views import api, courses, fleet, fleet_dashboard, fleet_plan, grades, pages
 
 app_name = "labs"
+A = "courses/<slug:slug>/a/<slug:assignment_slug>/"
 urlpatterns = [
     path("", pages.module_list, name="module_list"),
+    path("modules/<slug:slug>/", pages.module_detail, name="module"),
     path("exercises/<slug:slug>/", pages.exercise_detail, name="exercise"),
     path("fleet/", fleet.fleet_page, name="fleet"),
+    path("fleet/plan/", fleet_plan.plan_page, name="fleet_plan"),
+    path("fleet/plan/export/kubernetes/", fleet_plan.export_kubernetes, name="fleet_export_kubernetes"),
+    path("fleet/plan/export/<slug:node>/<slug:kind>/", fleet_plan.export_node, name="fleet_export"),
+    path("fleet/dashboard/", fleet_dashboard.dashboard_page, name="fleet_dashboard"),
     path("api/submissions", api.submissions, name="api_submissions"),
     path("api/submissions/<int:submission_id>", api.submission_detail, name="api_submission"),
+    path("courses/", courses.course_list, name="courses"),
+    path("courses/<slug:slug>/", courses.course_detail, name="course"),
+    path("courses/<slug:slug>/people", courses.course_people, name="course_people"),
+    path("courses/<slug:slug>/assignments/new", courses.assignment_new, name="assignment_new"),
+    path("courses/<slug:slug>/gradebook/", grades.gradebook_page, name="gradebook"),
+    path("courses/<slug:slug>/gradebook/<str:lms>.csv", grades.gradebook_csv, name="gradebook_csv"),
+    path(A, courses.assignment_detail, name="assignment"),
+    path(A + "overrides", courses.assignment_override, name="assignment_override"),
+    path(A + "students/<str:username>/", grades.student_runs, name="student_runs"),
+    path(A + "leaderboard/", grades.leaderboard_page, name="leaderboard"),
+    path(A + "regrades", grades.regrade_start, name="regrade_start"),
+    path(A + "regrades/<int:regrade_id>/", grades.regrade_page, name="regrade"),
+    path(A + "integrity/", grades.integrity_page, name="integrity"),
 ]

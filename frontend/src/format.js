@@ -299,3 +299,10 @@ export function eventSentence(ev) {
       return withDetail(String(ev.type || "event"), scalarFields(ev));
   }
 }
+
+/** One goal of the verdict's checklist (gpu_worker.goals.GoalResult) as a line: its reason, then its hint. */
+export function goalText(goal) {
+  if (!goal) return "";
+  const reason = goal.reason || goal.name || "";
+  return goal.met === false && goal.hint ? `${reason}. ${goal.hint}` : reason;
+}

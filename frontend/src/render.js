@@ -5,7 +5,7 @@
  * inserted as HTML.
  */
 
-import { compiledSentence, diagnosticText, eventSentence, formatBytes, verdictTone, VERDICTS } from "./format.js";
+import { compiledSentence, diagnosticText, eventSentence, formatBytes, goalText, verdictTone, VERDICTS } from "./format.js";
 
 function el(tag, attrs = {}, text) {
   const node = document.createElement(tag);
@@ -29,6 +29,17 @@ export class ResultsView {
     this.compileInfo = get("compile-info");
     this.output = get("output");
     this.history = get("history");
+    this.goals = get("goals");
+  }
+
+  /** The verdict's checklist: one <li class="met|missed|unmeasured"> per goal of the `done` event. */
+  showGoals(goals) {
+    if (!this.goals) return;
+    this.goals.replaceChildren();
+    for (const goal of Array.isArray(goals) ? goals : []) {
+      const state = goal.met === true ? "met" : goal.met === false ? "missed" : "unmeasured";
+      this.goals.appendChild(el("li", { class: state, "data-goal": goal.metric }, goalText(goal)));
+    }
   }
 
   /** Empties everything a run fills, before a new run or a history item is shown. */
@@ -40,6 +51,7 @@ export class ResultsView {
       if (attr.name.startsWith("data-")) this.compileInfo.removeAttribute(attr.name);
     }
     this.output.textContent = "";
+    this.showGoals([]);
     this.clearVerdict();
   }
 

@@ -120,6 +120,7 @@ export class Run {
         this.view.appendOutput(logText(ev));
         break;
       case "done":
+        this.view.showGoals(ev.goals);
         this.finish(ev.verdict || "error", ev.message || "");
         break;
       case "error":

@@ -1,6 +1,37 @@
 """The labs models, one module per aggregate."""
 
+from labs.models.course import (
+    Assignment,
+    AssignmentExercise,
+    Course,
+    CourseGroup,
+    Feedback,
+    Membership,
+    Override,
+    Regrade,
+    RegradeRun,
+)
+from labs.models.gpu import Gpu, Node, Pool, Slice, Worker
 from labs.models.lab import Exercise, Module
 from labs.models.run import Submission, SubmissionEvent
 
-__all__ = ["Exercise", "Module", "Submission", "SubmissionEvent"]
+__all__ = [
+    "Assignment",
+    "AssignmentExercise",
+    "Course",
+    "CourseGroup",
+    "Exercise",
+    "Feedback",
+    "Gpu",
+    "Membership",
+    "Module",
+    "Node",
+    "Override",
+    "Pool",
+    "Regrade",
+    "RegradeRun",
+    "Slice",
+    "Submission",
+    "SubmissionEvent",
+    "Worker",
+]

@@ -10,6 +10,7 @@ class Module(models.Model):
     slug = models.SlugField(unique=True)
     title = models.CharField(max_length=200)
     summary = models.TextField(blank=True)
+    lesson = models.TextField(blank=True, help_text="Markdown from lesson.md, with {{figure:name}} lines")
 
     class Meta:
         ordering = ["number"]

@@ -5,7 +5,7 @@ import json
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from labs import services
+from labs import services, visibility
 from labs.models import Submission
 
 
@@ -42,4 +42,5 @@ def submission_detail(request: HttpRequest, submission_id: int) -> JsonResponse:
     submission = Submission.objects.select_related("exercise").filter(pk=submission_id).first()
     if submission is None or not services.can_view(request.user, submission):
         return _error("No such submission.", 404)
-    return JsonResponse(services.submission_state(submission))
+    state = services.submission_state(submission)
+    return JsonResponse(visibility.state_for(state, visibility.sees_internals(request.user)))

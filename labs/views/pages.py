@@ -1,11 +1,14 @@
-"""HTML pages: the module list and the exercise page with its editor."""
+"""HTML pages: the module list, a module's lesson page, and the exercise page with its editor."""
 
+import redis
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 
+from labs import fleet
+from labs.lessons import LessonContext, render_lesson
 from labs.models import Exercise, Module
 from labs.models.run import Language
 
@@ -14,6 +17,20 @@ from labs.models.run import Language
 def module_list(request: HttpRequest) -> HttpResponse:
     modules = Module.objects.prefetch_related("exercises")
     return render(request, "labs/module_list.html", {"modules": modules})
+
+
+@login_required
+def module_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    """The module's lesson, its figures built now (the machine you are on is whatever GPU worker is live)."""
+    module = get_object_or_404(Module, slug=slug)
+    try:
+        workers = fleet.workers()
+    except redis.RedisError:  # the lesson still reads without a fleet: its figures say "datasheets only"
+        workers = []
+    lesson = render_lesson(module.lesson, LessonContext(workers=workers))
+    exercises = [e for e in module.exercises.all() if e.published]
+    context = {"module": module, "lesson_html": lesson.html, "figures": lesson.figures, "exercises": exercises}
+    return render(request, "labs/module_detail.html", context)
 
 
 @login_required

@@ -1,4 +1,4 @@
-"""Every lab folder's sample submissions get the verdict their expected.yaml names, on the simulator.
+"""Every lab folder's sample submissions get the verdict (and the goals) their expected.yaml names, on the simulator.
 
 vector-add's samples have their own, more detailed test file; this one covers every other lab, so
 that a new lab folder is checked in CI the day it lands.
@@ -20,5 +20,9 @@ def test_there_are_sample_cases_beyond_vector_add():
 
 @pytest.mark.parametrize(("slug", "case"), CASES, ids=[f"{slug}/{case.name}" for slug, case in CASES])
 def test_the_sample_gets_its_expected_verdict(slug, case):
-    outcome = run(alices_job(case.source, case.language, lab=find_lab(slug)))
+    lab = find_lab(slug)
+    outcome = run(alices_job(case.source, case.language, lab=lab))
     assert outcome.result.verdict == case.verdict_on("sim"), outcome.result.message
+    goals_met = case.goals_met_on("sim", lab.spec.goals)
+    if goals_met is not None:
+        assert outcome.result.goals_met is goals_met, outcome.result.message

@@ -1,0 +1,311 @@
+"""The engine's side of a scheduling exercise: sandbox the learner's policy, replay its decisions, rank it.
+
+`run_policy_job` is what `gpu_worker.engine.run_job` hands a job in language
+`policy`. The learner's `choose(queue, free_gpus, now)` runs only in the
+sandboxed child (`policy_child`), which simulates each trace with it and sends
+back the decisions it made. This process trusts none of it: it rebuilds the
+traces itself, replays the decisions in its own simulator (which rejects any
+decision that could not happen: a job not in the queue, the same job twice),
+computes every metric itself, runs the built-in policies on the same traces,
+and judges the exercise's goals. A child that lies can only fail its own job.
+
+Events: `started`, then `compile_error`, or one `check` per goal and trace,
+`log` lines with the ranking, `metrics`, the figures, and `done`.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import os
+import re
+import socket
+import time
+from dataclasses import asdict
+from typing import Any
+
+from pydantic import ValidationError
+
+from gpu_worker import sandbox
+from gpu_worker.datacenter import figures
+from gpu_worker.datacenter.metrics import Metrics, measure
+from gpu_worker.datacenter.policies import BUILTINS
+from gpu_worker.datacenter.simulate import InvalidDecision, Replay, ReplayExhausted, Rules, Schedule, Stalled, simulate
+from gpu_worker.datacenter.spec import HIGHER_IS_BETTER, METRIC_WORDS, PolicySpec
+from gpu_worker.datacenter.trace import SOURCE, TraceJob, synthetic_trace
+from gpu_worker.protocol import MAX_SOURCE_BYTES, CheckInfo, CompileInfo, Diagnostic, Event, Job, Result
+from gpu_worker.wire import WireError
+
+CHILD_MODULE = "gpu_worker.datacenter.policy_child"
+DEVICE = "CPU (cluster scheduling model, no GPU used)"
+FINAL_TYPES = frozenset({"finished", "compile_error", "runtime_error", "invalid", "error"})
+EXTRA_PROCESSES = 8
+MAX_MESSAGE_BYTES = 32 * 1024 * 1024
+FIRST_SEQ = 2  # as the engine's: the web emits `queued` as 0 and 1
+
+
+class _Malformed(Exception):
+    """The child sent something that does not fit the job."""
+
+
+class _Collector:
+    """The child's messages, validated and bounded as they arrive."""
+
+    def __init__(self, traces: list[list[TraceJob]], max_decisions: int):
+        self.sizes = [len(t) for t in traces]
+        self.max_decisions = max_decisions
+        self.decisions: list[list[list[int]]] = [[] for _ in traces]
+        self.done: set[int] = set()
+        self.failure: tuple[str, str, list[Diagnostic]] | None = None
+        self.uid: int | None = None
+        self.infra_error = ""
+
+    def __call__(self, message: dict[str, Any]) -> None:
+        try:
+            self._handle(message)
+        except (ValidationError, KeyError, TypeError, ValueError) as exc:
+            raise _Malformed(str(exc)) from None
+
+    def _index(self, message: dict[str, Any]) -> int:
+        index = message["index"]
+        if not isinstance(index, int) or not 0 <= index < len(self.sizes) or index in self.done:
+            raise _Malformed(f"a message for trace {index!r}, which is not open")
+        return index
+
+    def _handle(self, message: dict[str, Any]) -> None:
+        kind = message["type"]
+        if kind == "hello":
+            self.uid = int(message["uid"])
+        elif kind == "decisions":
+            index = self._index(message)
+            chunk = message["decisions"]
+            kept = self.decisions[index]
+            if not isinstance(chunk, list) or len(kept) + len(chunk) > self.max_decisions:
+                raise _Malformed("too many decisions")
+            for decision in chunk:
+                if not isinstance(decision, list) or len(decision) > self.sizes[index]:
+                    raise _Malformed("a decision is not a list of job ids")
+                if not all(isinstance(i, int) and not isinstance(i, bool) for i in decision):
+                    raise _Malformed("a decision holds something other than job ids")
+                kept.append(decision)
+        elif kind == "trace_done":
+            self.done.add(self._index(message))
+        elif kind in ("compile_error", "runtime_error", "invalid"):
+            if self.failure is None:
+                diagnostics = [Diagnostic.model_validate(d) for d in (message.get("diagnostics") or [])[:5]]
+                self.failure = (kind, str(message.get("message", ""))[:2000], diagnostics)
+        elif kind == "finished":
+            pass
+        elif kind == "error":
+            self.infra_error = str(message.get("message", "the policy's child process failed"))[:2000]
+        else:
+            raise _Malformed(f"an unknown message {kind!r}")
+
+
+def learner_rules(spec: PolicySpec) -> Rules:
+    return Rules(spec.gpus, spec.preemptive, spec.quantum_minutes, spec.restart_minutes, spec.reveal_duration)
+
+
+def _builtin_rules(spec: PolicySpec, name: str) -> Rules:
+    return Rules(spec.gpus, BUILTINS[name].preemptive, spec.quantum_minutes, spec.restart_minutes, True)
+
+
+@functools.lru_cache(maxsize=64)
+def _trace(seed: int, jobs: int, gpus: int, load: float) -> tuple[TraceJob, ...]:
+    return tuple(synthetic_trace(seed, jobs, gpus, load))
+
+
+@functools.lru_cache(maxsize=64)
+def _builtin_schedule(name: str, trace: tuple[TraceJob, ...], rules: Rules) -> Schedule:
+    """A built-in's schedule (our own code, in this process), kept: the same trace is asked for job after job."""
+    return simulate(list(trace), rules, BUILTINS[name].choose)
+
+
+def traces_of(spec: PolicySpec) -> list[list[TraceJob]]:
+    return [list(_trace(t.seed, t.jobs, spec.gpus, t.load)) for t in spec.traces]
+
+
+def ranking(results: dict[str, Metrics], metric: str) -> list[dict[str, Any]]:
+    """Rows best first by `metric`, each with its rank (ties share one)."""
+    sign = -1 if metric in HIGHER_IS_BETTER else 1
+    ordered = sorted(results.items(), key=lambda kv: (sign * getattr(kv[1], metric), kv[0]))
+    rows, rank, previous = [], 0, None
+    for position, (name, m) in enumerate(ordered, start=1):
+        value = round(getattr(m, metric), 6)
+        if value != previous:
+            rank, previous = position, value
+        title = BUILTINS[name].title if name in BUILTINS else name
+        rows.append({"rank": rank, "policy": title, "name": name, **m.as_dict()})
+    return rows
+
+
+def _precheck(job: Job) -> str | None:
+    if not job.source.strip():
+        return "your file is empty"
+    size = len(job.source.encode("utf-8", errors="replace"))
+    if size > MAX_SOURCE_BYTES:
+        return f"your file is {size} bytes, over the limit of {MAX_SOURCE_BYTES} bytes"
+    if not re.search(rf"^\s*def\s+{re.escape(job.exercise.entry)}\s*\(", job.source, re.MULTILINE):
+        return f"no function named {job.exercise.entry!r} in your file (expected `def {job.exercise.entry}(...)`)"
+    return None
+
+
+def run_policy_job(job: Job, emit: Any, backend: str = "sim") -> Result:
+    """Run one scheduling job to its verdict, emitting events; never raises for the learner's faults."""
+    started = time.monotonic()
+    backend_name = job.backend or backend
+    counter = itertools.count(FIRST_SEQ)
+    isolation: dict[str, Any] = {}
+
+    def send(kind: str, **fields: Any) -> None:
+        emit(Event.of(kind, next(counter), **fields))
+
+    def finish(verdict: str, message: str, **fields: Any) -> Result:
+        result = Result(
+            submission_id=job.submission_id,
+            verdict=verdict,  # type: ignore[arg-type]
+            backend=backend_name,  # type: ignore[arg-type]
+            device=DEVICE,
+            message=message,
+            elapsed_seconds=round(time.monotonic() - started, 3),
+            sandbox=isolation,
+            **fields,
+        )
+        if verdict == "error":
+            send("error", message=message)
+        else:
+            send("done", verdict=verdict, message=message, elapsed_seconds=result.elapsed_seconds)
+        return result
+
+    worker = f"{socket.gethostname()}:{os.getpid()} ({backend_name})"
+    spec, limits = job.exercise.harness.policy, job.exercise.limits
+    try:
+        isolation = sandbox.describe("sim", limits, EXTRA_PROCESSES)
+    except RuntimeError as exc:
+        send("started", backend=backend_name, device=DEVICE, worker=worker)
+        return finish("error", str(exc))
+    send("started", backend=backend_name, device=DEVICE, worker=worker, sandbox=isolation)
+    if spec is None:
+        return finish("error", "this exercise has no 'policy' settings: the lab folder is broken")
+    rejection = _precheck(job)
+    if rejection:
+        return finish("rejected", rejection)
+    traces, rules = traces_of(spec), learner_rules(spec)
+    request = {
+        "source": job.source,
+        "entry": job.exercise.entry,
+        "rules": asdict(rules),
+        "traces": [[j.as_list() for j in trace] for trace in traces],
+    }
+    collector = _Collector(traces, rules.max_decisions)
+    try:
+        run = sandbox.run_sandboxed(
+            request,
+            limits,
+            "sim",
+            collector,
+            extra_processes=EXTRA_PROCESSES,
+            max_message_bytes=MAX_MESSAGE_BYTES,
+            final_types=FINAL_TYPES,
+            child_module=CHILD_MODULE,
+        )
+    except (_Malformed, WireError) as exc:
+        return finish("runtime_error", f"the policy's messages were malformed ({exc}); did it write to our pipe?")
+    except Exception as exc:  # ours: the sandbox failed
+        return finish("error", f"the worker failed to run the policy: {type(exc).__name__}: {exc}")
+    if collector.uid is not None:
+        isolation = {**isolation, "uid": collector.uid}
+    printed = {"output": run.output, "output_truncated": run.output_truncated}
+    if run.timed_out:
+        return finish(
+            "timeout", f"time limit exceeded: the policy ran longer than {limits.wall_seconds:g} s", **printed
+        )
+    if collector.failure is not None and collector.failure[0] == "compile_error":
+        _, message, diagnostics = collector.failure
+        send("compile_error", message=message, diagnostics=[d.model_dump() for d in diagnostics])
+        return finish("compile_error", message, compile=CompileInfo(tool="python", diagnostics=diagnostics), **printed)
+    schedules: list[Schedule] = []
+    for index, trace in enumerate(traces):
+        replay = Replay(collector.decisions[index])
+        try:
+            schedules.append(simulate(trace, rules, replay))
+        except InvalidDecision as exc:
+            return finish("wrong_answer", f"trace {index + 1}: {exc}", **printed)
+        except Stalled as exc:
+            return finish("wrong_answer", f"trace {index + 1}: your policy stalled the cluster: {exc}", **printed)
+        except ReplayExhausted:
+            return _ended_early(finish, collector, run, index, printed)
+        if replay.used != len(replay.decisions) or index not in collector.done:
+            return finish("runtime_error", f"trace {index + 1}: the policy's decisions do not replay", **printed)
+    return _judge(spec, traces, schedules, send, finish, printed)
+
+
+def _ended_early(finish: Any, collector: _Collector, run: sandbox.SandboxRun, index: int, printed: dict) -> Result:
+    """The decisions ran out: the child said why (the learner's exception, an invalid answer), or it died."""
+    if collector.failure is not None:
+        kind, message, diagnostics = collector.failure
+        verdict = "wrong_answer" if kind == "invalid" else "runtime_error"
+        return finish(verdict, f"trace {index + 1}: {message}", diagnostics=diagnostics, **printed)
+    if collector.infra_error:
+        return finish("error", collector.infra_error, **printed)
+    return finish(
+        "runtime_error",
+        f"the policy's process ended before trace {index + 1} was done (exit status {run.returncode}): "
+        "a crash, out of memory or an exit() call",
+        **printed,
+    )
+
+
+def _judge(
+    spec: PolicySpec, traces: list[list[TraceJob]], schedules: list[Schedule], send: Any, finish: Any, printed: dict
+) -> Result:
+    """Metrics for the learner's schedules and the built-ins', the goals checked, the ranking and the figures."""
+    checks: list[CheckInfo] = []
+    per_trace: list[dict[str, Any]] = []
+    figure_entries: list[dict[str, Any]] = []
+    ranked_by = spec.goals[0].metric
+    for index, (trace, schedule) in enumerate(zip(traces, schedules, strict=True)):
+        theirs = {n: _builtin_schedule(n, tuple(trace), _builtin_rules(spec, n)) for n in spec.compare}
+        results = {figures.YOURS: measure(trace, schedule, spec.gpus)}
+        results |= {n: measure(trace, s, spec.gpus) for n, s in theirs.items()}
+        for goal in spec.goals:
+            yours, baseline = getattr(results[figures.YOURS], goal.metric), getattr(results[goal.baseline], goal.metric)
+            passed = goal.met(yours, baseline)
+            info = CheckInfo(
+                passed=passed,
+                output=goal.metric,
+                sizes={"trace": index + 1, "jobs": len(trace)},
+                message=f"{goal.words()}: yours {yours:.4g}, {goal.baseline}'s {baseline:.4g}",
+            )
+            checks.append(info)
+            send("check", index=index, **info.model_dump())
+        rows = ranking(results, ranked_by)
+        mine = next(r for r in rows if r["name"] == figures.YOURS)
+        send(
+            "log",
+            message=f"trace {index + 1} ({len(trace)} jobs, {spec.gpus} GPUs): your policy ranks {mine['rank']} of "
+            f"{len(rows)} by {METRIC_WORDS[ranked_by]} ({mine[ranked_by]:.4g}); "
+            + ", ".join(f"{r['policy']} {r[ranked_by]:.4g}" for r in rows if r["name"] != figures.YOURS),
+        )
+        seed = spec.traces[index]
+        per_trace.append({"seed": seed.seed, "jobs": seed.jobs, "load": seed.load, "ranking": rows})
+        if index == 0:
+            drawn = {figures.YOURS: schedule, **theirs}
+            figure_entries = [
+                figures.ranking_figure(rows),
+                figures.utilisation_figure(drawn, spec.gpus),
+                figures.jct_cdf_figure(trace, drawn),
+                figures.fairness_figure(results),
+            ]
+    metrics = {"model": figures.MODEL_LABEL, "trace_source": SOURCE, "ranked_by": ranked_by, "traces": per_trace}
+    send("metrics", **metrics)
+    for entry in figure_entries:
+        send("figure", **entry)
+    failed = [c for c in checks if not c.passed]
+    if failed:
+        first = failed[0]
+        verdict, message = "wrong_answer", f"trace {first.sizes['trace']}: not met: {first.message}"
+    else:
+        verdict, message = "accepted", f"all {len(checks)} goals met"
+    check = failed[0] if failed else checks[-1]
+    return finish(verdict, message, checks=checks, check=check, metrics=metrics, figures=figure_entries, **printed)

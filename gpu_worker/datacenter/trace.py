@@ -1,0 +1,71 @@
+"""A synthetic deep-learning job trace with the shape production traces are reported to have.
+
+SYNTHETIC, not a real trace. The published analyses of Microsoft's Philly
+cluster (Jeon et al., "Analysis of Large-Scale Multi-Tenant GPU Clusters for
+DNN Training Workloads", USENIX ATC 2019) and SenseTime's Helios clusters (Hu
+et al., "Characterization and Prediction of Deep Learning Workloads in
+Large-Scale GPU Datacenters", SC 2021) describe the shape we copy: most jobs
+ask for a single GPU and a few for 8 or more; durations are heavy-tailed, from
+minutes to days, so a few long jobs hold most of the GPU time. The parameters
+below are ours, chosen to show that shape on a 32-GPU cluster; they are not
+numbers taken from either paper.
+
+Arrivals are a Poisson process whose rate gives the requested offered load
+(GPU-minutes asked per GPU-minute of cluster). Standard library only
+(`random.Random(seed)`), so a seed gives the same trace on every machine.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+
+# GPUs per job and the share of jobs asking for that many (ours)
+GPU_MIX: tuple[tuple[int, float], ...] = ((1, 0.70), (2, 0.10), (4, 0.10), (8, 0.07), (16, 0.03))
+DURATION_MEDIAN_MINUTES = 20.0  # log-normal: median 20 min, sigma 1.6 (p99 about 14 h), cut at 3 days
+DURATION_SIGMA = 1.6
+DURATION_RANGE_MINUTES = (1.0, 3 * 24 * 60.0)
+SOURCE = (
+    "synthetic trace shaped like the published statistics of Philly (Jeon et al., ATC 2019) and "
+    "Helios (Hu et al., SC 2021): mostly 1-GPU jobs, heavy-tailed durations; parameters ours"
+)
+
+
+@dataclass(frozen=True)
+class TraceJob:
+    """One job of a trace: when it arrives, how many GPUs it needs at once, how long it runs on them."""
+
+    id: int
+    submit: float  # minutes from the start of the trace
+    gpus: int
+    duration: float  # minutes of running on its GPUs, uninterrupted
+
+    def as_list(self) -> list[float | int]:
+        return [self.id, self.submit, self.gpus, self.duration]
+
+    @classmethod
+    def from_list(cls, row: list[float | int]) -> TraceJob:
+        return cls(int(row[0]), float(row[1]), int(row[2]), float(row[3]))
+
+
+def mean_gpu_minutes() -> float:
+    """E[gpus x duration] of one job, ignoring the cut (the log-normal mean is median x exp(sigma^2 / 2))."""
+    mean_gpus = sum(g * p for g, p in GPU_MIX)
+    return mean_gpus * DURATION_MEDIAN_MINUTES * math.exp(DURATION_SIGMA**2 / 2)
+
+
+def synthetic_trace(seed: int, jobs: int, cluster_gpus: int, load: float = 0.9) -> list[TraceJob]:
+    """`jobs` jobs in arrival order; no job asks for more GPUs than the cluster has."""
+    rng = random.Random(seed)
+    rate = load * cluster_gpus / mean_gpu_minutes()  # jobs per minute
+    sizes, weights = [g for g, _ in GPU_MIX], [p for _, p in GPU_MIX]
+    low, high = DURATION_RANGE_MINUTES
+    now, trace = 0.0, []
+    for job_id in range(jobs):
+        if job_id:
+            now += rng.expovariate(rate)
+        gpus = min(rng.choices(sizes, weights)[0], cluster_gpus)
+        duration = min(max(rng.lognormvariate(math.log(DURATION_MEDIAN_MINUTES), DURATION_SIGMA), low), high)
+        trace.append(TraceJob(job_id, round(now, 2), gpus, round(duration, 2)))
+    return trace

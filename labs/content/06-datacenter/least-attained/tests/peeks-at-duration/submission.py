@@ -1,0 +1,2 @@
+def choose(queue, free_gpus, now):
+    return [job.id for job in sorted(queue, key=lambda job: job.duration)]

@@ -1,0 +1,106 @@
+"""Module 2's figures: sectors per warp request against stride, and bank-conflict ways against padding.
+
+Both are computed from the hardware's rules, the same rules the simulator's
+memory trace applies (`gpu_worker.memtrace_report`): global memory moves
+32-byte sectors; shared memory has 32 banks of 4-byte words. They are models,
+labelled so; the exercises measure the learner's own kernel against them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from typing import Any
+
+import plotly.graph_objects as go
+
+from gpu_worker.memtrace_report import BANKS, SECTOR_BYTES, WARP_SIZE
+from labs.lessons.registry import LessonContext, lesson_figure
+
+MODEL_NOTE = "computed from the 32-byte sector and 32-bank rules (a model, not a measurement)"
+
+
+def sectors_per_request(stride: int, itemsize: int = 4) -> int:
+    """Distinct 32-byte sectors a warp touches when lane k reads element k * stride (aligned start)."""
+    return len({(lane * stride * itemsize) // SECTOR_BYTES for lane in range(WARP_SIZE)})
+
+
+def bank_ways(row_words: int) -> int:
+    """Passes a warp needs to read one column of a float tile whose rows are `row_words` words long."""
+    banks: dict[int, set[int]] = defaultdict(set)
+    for lane in range(WARP_SIZE):
+        word = lane * row_words
+        banks[word % BANKS].add(word)
+    return max(len(words) for words in banks.values())
+
+
+def _layout(fig: go.Figure, title: str, xaxis: dict[str, Any], yaxis: dict[str, Any]) -> dict[str, Any]:
+    fig.update_layout(
+        title={"text": title},
+        xaxis=xaxis,
+        yaxis=yaxis,
+        margin={"l": 60, "r": 20, "t": 60, "b": 50},
+        annotations=[
+            {
+                "text": MODEL_NOTE,
+                "xref": "paper",
+                "yref": "paper",
+                "x": 0,
+                "y": 1.0,
+                "yanchor": "bottom",
+                "showarrow": False,
+                "font": {"size": 10, "color": "#666"},
+            }
+        ],
+        meta={"source": MODEL_NOTE},
+    )
+    return json.loads(fig.to_json())
+
+
+@lesson_figure("coalescing-stride")
+def stride(context: LessonContext) -> dict[str, Any]:
+    """Sectors per request and useful fraction of the bytes moved, for float loads at strides 1 to 32."""
+    strides = list(range(1, 33))
+    sectors = [sectors_per_request(s) for s in strides]
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=strides, y=sectors, mode="lines+markers", name="sectors per warp request"))
+    fig.add_trace(
+        go.Scatter(
+            x=strides,
+            y=[100 * 4 / s for s in sectors],
+            mode="lines",
+            name="useful bytes (% of moved)",
+            yaxis="y2",
+            line={"dash": "dot"},
+        )
+    )
+    fig.update_layout(
+        yaxis2={"overlaying": "y", "side": "right", "title": "% useful", "range": [0, 105]},
+        legend={"orientation": "h", "y": -0.25},
+    )
+    return _layout(
+        fig,
+        "A warp's float load: sectors per request against stride",
+        {"title": "stride between neighbouring threads (elements)"},
+        {"title": "sectors per request", "range": [0, 34]},
+    )
+
+
+@lesson_figure("bank-padding")
+def padding(context: LessonContext) -> dict[str, Any]:
+    """Ways of conflict for reading a column of a 32-row float tile, against the row length in words."""
+    widths = list(range(28, 41))
+    fig = go.Figure(
+        go.Bar(
+            x=[str(w) for w in widths],
+            y=[bank_ways(w) for w in widths],
+            text=[f"{bank_ways(w)}-way" for w in widths],
+            marker={"color": ["#d62728" if bank_ways(w) > 1 else "#2ca02c" for w in widths]},
+        )
+    )
+    return _layout(
+        fig,
+        "Reading a tile's column: bank-conflict ways against row length",
+        {"title": "row length in 4-byte words ([32][w] tile): 32 conflicts, 33 does not", "type": "category"},
+        {"title": "passes per warp request (ways)", "type": "log"},
+    )

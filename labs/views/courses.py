@@ -1,0 +1,257 @@
+"""Course pages: my courses, one course (people, groups, assignments), one assignment, and their forms.
+
+A course is invisible (404) to whoever is not in it; a member without the role a change needs gets 403.
+Every change goes through `labs.course_services`; its `CourseInputError` is shown on the page with a 400.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+from django.views.decorators.http import require_GET, require_POST
+
+from gpu_worker.labspec import LabError, find_lab
+from labs import course_access, course_services, grading
+from labs.course_services import CourseInputError, ItemSpec
+from labs.models import Assignment, Course, Exercise, Feedback
+from labs.models.course import BoardNames, GradingRule, Role, Selection
+
+
+def course_or_404(user: Any, slug: str) -> Course:
+    course = Course.objects.filter(slug=slug).first()
+    if course is None or not course_access.may_see(course, user):
+        raise Http404("No such course.")
+    return course
+
+
+def assignment_or_404(user: Any, slug: str, assignment_slug: str) -> Assignment:
+    course = course_or_404(user, slug)
+    assignment = Assignment.objects.filter(course=course, slug=assignment_slug).select_related("course").first()
+    if assignment is None or not course_access.may_see_assignment(assignment, user):
+        raise Http404("No such assignment.")
+    return assignment
+
+
+def require(allowed: bool, why: str) -> None:
+    if not allowed:
+        raise PermissionDenied(why)
+
+
+def parse_when(raw: str | None, field: str) -> datetime | None:
+    """A datetime-local value (UTC, the site's time zone); None when blank."""
+    if not raw:
+        return None
+    value = parse_datetime(raw.strip())
+    if value is None:
+        raise CourseInputError(f"The {field.replace('_at', '')} date {raw!r} is not a date and time.", field)
+    return timezone.make_aware(value) if timezone.is_naive(value) else value
+
+
+def _number(raw: str | None, field: str, default: float) -> float:
+    if raw in (None, ""):
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise CourseInputError(f"{field}: {raw!r} is not a number.", field) from None
+
+
+# --- my courses ----------------------------------------------------------------------------------
+
+
+@login_required
+def course_list(request: HttpRequest) -> HttpResponse:
+    error, status = "", 200
+    if request.method == "POST":
+        try:
+            if request.POST.get("action") == "join":
+                membership = course_services.join_course(request.user, request.POST.get("code", ""))
+                return redirect("labs:course", membership.course.slug)
+            course = course_services.create_course(request.user, request.POST.get("title", ""), "")
+            return redirect("labs:course", course.slug)
+        except CourseInputError as exc:
+            error, status = exc.message, 400
+    context = {
+        "courses": course_access.courses_for(request.user),
+        "may_create": course_access.may_create_course(request.user),
+        "error": error,
+    }
+    return render(request, "labs/courses/list.html", context, status=status)
+
+
+# --- one course ----------------------------------------------------------------------------------
+
+
+def _course_page(request: HttpRequest, course: Course, error: str = "", status: int = 200, **extra) -> HttpResponse:
+    user = request.user
+    teaching = course_access.may_teach(course, user)
+    context = {
+        "course": course,
+        "role": course_access.role_in(course, user) or ("admin" if course_access.is_admin(user) else None),
+        "teaching": teaching,
+        "running": course_access.may_run(course, user),
+        "assignments": course_access.visible_assignments(course, user),
+        "memberships": course.memberships.select_related("user") if teaching else [],
+        "groups": course.groups.prefetch_related("members") if teaching else [],
+        "board_choices": BoardNames.choices,
+        "error": error,
+        **extra,
+    }
+    return render(request, "labs/courses/course.html", context, status=status)
+
+
+@login_required
+@require_GET
+def course_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    return _course_page(request, course_or_404(request.user, slug))
+
+
+@login_required
+@require_POST
+def course_people(request: HttpRequest, slug: str) -> HttpResponse:
+    """Add staff, enrol a CSV roster, fill a group or choose how boards name students."""
+    course = course_or_404(request.user, slug)
+    require(course_access.may_run(course, request.user), "Only the course's instructors change its people.")
+    action = request.POST.get("action")
+    try:
+        if action == "staff":
+            course_services.add_staff(course, request.user, request.POST.get("username", ""), Role.TA)
+        elif action == "roster":
+            upload = request.FILES.get("roster")
+            text = upload.read().decode("utf-8", errors="replace") if upload else request.POST.get("roster_text", "")
+            report = course_services.enrol_roster(course, request.user, text)
+            return _course_page(request, course, roster_report=report)
+        elif action == "group":
+            names = [n.strip() for n in request.POST.get("members", "").replace("\n", ",").split(",") if n.strip()]
+            course_services.set_group(course, request.user, request.POST.get("name", ""), names)
+        elif action == "board_names":
+            course_services.set_board_names(course, request.user, request.POST.get("board_names", ""))
+        else:
+            raise CourseInputError(f"Unknown action {action!r}.", "action")
+    except CourseInputError as exc:
+        return _course_page(request, course, error=exc.message, status=400)
+    return redirect("labs:course", course.slug)
+
+
+# --- assignments ---------------------------------------------------------------------------------
+
+
+def _assignment_form(request: HttpRequest, course: Course, error: str = "", status: int = 200) -> HttpResponse:
+    context = {
+        "course": course,
+        "exercises": Exercise.objects.filter(published=True).select_related("module"),
+        "rules": GradingRule.choices,
+        "selections": Selection.choices,
+        "values": request.POST,
+        "error": error,
+    }
+    return render(request, "labs/courses/assignment_form.html", context, status=status)
+
+
+@login_required
+def assignment_new(request: HttpRequest, slug: str) -> HttpResponse:
+    course = course_or_404(request.user, slug)
+    require(course_access.may_run(course, request.user), "Only the course's instructors create assignments.")
+    if request.method != "POST":
+        return _assignment_form(request, course)
+    post = request.POST
+    try:
+        items = [
+            ItemSpec(
+                exercise=s,
+                points=_number(post.get(f"points_{s}"), f"points_{s}", 10.0),
+                goal=_number(post.get(f"goal_{s}"), f"goal_{s}", 0.8),
+            )
+            for s in post.getlist("exercise")
+        ]
+        assignment = course_services.create_assignment(
+            course,
+            request.user,
+            title=post.get("title", ""),
+            release_at=parse_when(post.get("release_at"), "release_at"),
+            due_at=parse_when(post.get("due_at"), "due_at"),
+            close_at=parse_when(post.get("close_at"), "close_at"),
+            items=items,
+            late_credit=post.get("late_credit", ""),
+            practice_after_close=post.get("practice_after_close") == "on",
+            rule=post.get("rule", GradingRule.ROOF),
+            selection=post.get("selection", Selection.BEST),
+            correctness_weight=_number(post.get("correctness_weight"), "correctness_weight", 0.5),
+        )
+    except CourseInputError as exc:
+        return _assignment_form(request, course, error=exc.message, status=400)
+    return redirect("labs:assignment", course.slug, assignment.slug)
+
+
+def _samples(assignment: Assignment, dates: grading.Dates) -> dict[str, list]:
+    """The exercises' hidden sample cases, once the due date (the student's own) has passed."""
+    if timezone.now() < dates.due_at:
+        return {}
+    shown = {}
+    for item in assignment.items.select_related("exercise"):
+        try:
+            cases = find_lab(item.exercise.slug).cases
+        except (LabError, FileNotFoundError, KeyError):
+            continue
+        shown[item.exercise.slug] = [c for c in cases if not c.name.startswith("reference-")]
+    return shown
+
+
+def _assignment_page(request: HttpRequest, assignment: Assignment, error: str = "", status: int = 200) -> HttpResponse:
+    user = request.user
+    course = assignment.course
+    teaching = course_access.may_teach(course, user)
+    items = list(assignment.items.select_related("exercise", "assignment"))
+    student = course_access.role_in(course, user) == Role.STUDENT
+    dates = (
+        grading.dates_for(assignment, user)
+        if student
+        else grading.Dates(assignment.release_at, assignment.due_at, assignment.close_at, "assignment")
+    )
+    context = {
+        "course": course,
+        "assignment": assignment,
+        "items": items,
+        "teaching": teaching,
+        "running": course_access.may_run(course, user),
+        "dates": dates,
+        "now": timezone.now(),
+        "grades": [grading.grade(item, user, dates) for item in items] if student else [],
+        "samples": _samples(assignment, dates) if student or teaching else {},
+        "overrides": assignment.overrides.select_related("student", "group") if teaching else [],
+        "feedback": Feedback.objects.filter(assignment=assignment, student=user) if student else [],
+        "error": error,
+    }
+    return render(request, "labs/courses/assignment.html", context, status=status)
+
+
+@login_required
+@require_GET
+def assignment_detail(request: HttpRequest, slug: str, assignment_slug: str) -> HttpResponse:
+    return _assignment_page(request, assignment_or_404(request.user, slug, assignment_slug))
+
+
+@login_required
+@require_POST
+def assignment_override(request: HttpRequest, slug: str, assignment_slug: str) -> HttpResponse:
+    assignment = assignment_or_404(request.user, slug, assignment_slug)
+    require(course_access.may_run(assignment.course, request.user), "Only the course's instructors grant extensions.")
+    try:
+        course_services.set_override(
+            assignment,
+            request.user,
+            student=request.POST.get("student", "").strip(),
+            group=request.POST.get("group", "").strip(),
+            due_at=parse_when(request.POST.get("due_at"), "due_at"),
+            close_at=parse_when(request.POST.get("close_at"), "close_at"),
+        )
+    except CourseInputError as exc:
+        return _assignment_page(request, assignment, error=exc.message, status=400)
+    return redirect("labs:assignment", assignment.course.slug, assignment.slug)

@@ -1,0 +1,78 @@
+"""An accepted run is judged against its exercise's goals, each on the backend that measures it, with a hint.
+
+The memory reports here are the simulator's own (`build_report` over accesses laid
+out as a warp would make them); the metrics are `work_metrics` over a stated time.
+"""
+
+from __future__ import annotations
+
+from gpu_worker import goals
+from gpu_worker.memtrace_report import Site, Space, build_report
+from gpu_worker.metrics import Ceilings, work_metrics
+from gpu_worker.protocol import GoalSpec, WorkSpec
+
+COALESCED = GoalSpec(name="coalesced", metric="sectors_per_request", target=4)
+NO_CONFLICTS = GoalSpec(name="no bank conflicts", metric="bank_conflict_ways", target=1)
+NEAR_ROOF = GoalSpec(name="near the copy roof", metric="roof_percent", target=70)
+
+
+def _strided_load(stride: int) -> dict:
+    """One warp loading floats `stride` elements apart, from line 8 of the learner's file."""
+    site = Site(line=8, column=None, expression="a[i * s]", access="load", space=Space("global", (4096,), 4))
+    accesses = [("k", 0, (0, 0, 0), 0, 0, lane, lane * stride * 4, 4) for lane in range(32)]
+    return build_report(accesses, {"k": site}).model_dump(mode="json")
+
+
+def test_a_strided_load_misses_the_coalescing_goal_with_a_hint_naming_its_line():
+    [result] = goals.judge([COALESCED], "sim", "accepted", memory=_strided_load(32))
+    assert result.met is False and result.measured == 32
+    assert result.hint.startswith("line 8: your load of `a[i * s]` touches 32 sectors per request")
+    assert "32 elements apart" in result.hint
+
+
+def test_a_coalesced_load_meets_it():
+    [result] = goals.judge([COALESCED], "sim", "accepted", memory=_strided_load(1))
+    assert result.met is True and result.measured == 4 and result.hint == ""
+
+
+def test_a_kernel_without_shared_memory_has_no_bank_conflicts():
+    [result] = goals.judge([NO_CONFLICTS], "sim", "accepted", memory=_strided_load(1))
+    assert result.met is True and result.measured == 1
+
+
+def test_only_an_accepted_run_is_judged_and_only_where_the_figure_is_measured():
+    assert goals.judge([COALESCED], "sim", "wrong_answer", memory=_strided_load(32)) == []
+    assert goals.judge([COALESCED], "cuda", "accepted") == []
+    assert goals.judge([NEAR_ROOF], "sim", "accepted") == []
+
+
+def test_the_roof_goal_reads_the_largest_timed_size_and_says_memory_bound():
+    ceilings = Ceilings(source="measured", copy_bandwidth=4.0e12, fp32=60e12)
+    work = WorkSpec(bytes="8 * n * n", flops="0")
+    sizes = [
+        {"index": 0, **work_metrics(work, {"n": 1024}, 10e-6, ceilings).model_dump()},
+        {"index": 1, **work_metrics(work, {"n": 8192}, 8 * 8192**2 / 1.52e12, ceilings).model_dump()},
+    ]
+    [result] = goals.judge([NEAR_ROOF], "cuda", "accepted", metrics={"sizes": sizes})
+    assert result.met is False and round(result.measured) == 38
+    assert result.hint.startswith("you are at 38% of the copy roof and memory-bound")
+
+
+def test_a_missed_goal_is_in_the_verdicts_message_and_a_missing_figure_counts_neither_way():
+    missed = goals.judge([COALESCED], "sim", "accepted", memory=_strided_load(32))
+    unmeasured = goals.judge([NEAR_ROOF], "cuda", "accepted", metrics=None)
+    assert unmeasured[0].met is None and goals.all_met(unmeasured) is None
+    text = goals.message("all 1 checks passed", [*missed, *unmeasured])
+    assert text == (
+        "all 1 checks passed; correct, not yet fast (1 of 1 goals missed): "
+        "coalesced: 32 sectors per request, target at most 4 sectors per request"
+    )
+    assert goals.result_fields(missed)["goals_met"] is False
+
+
+def test_occupancy_limited_by_registers_says_so_and_how_to_cap_them():
+    occupancy = {"occupancy": 0.25, "limited_by": "registers", "registers_per_thread": 128, "threads_per_block": 256}
+    goal = GoalSpec(name="half the warps resident", metric="occupancy_percent", target=50)
+    [result] = goals.judge([goal], "sim", "accepted", occupancy=occupancy)
+    assert result.met is False and result.measured == 25
+    assert "limited by registers (128 per thread)" in result.hint and "__launch_bounds__(256" in result.hint
