@@ -152,7 +152,7 @@ def _cmd_occupancy(rest: list[str]) -> int:
 def _cmd_serve(args: argparse.Namespace) -> int:
     from gpu_worker.service import serve  # Celery is imported only by the worker process
 
-    serve(pool=args.pool, loglevel=args.loglevel)
+    serve(pool=args.pool, loglevel=args.loglevel, name=args.name)
     return 0
 
 
@@ -185,6 +185,7 @@ def parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="a Celery worker for this slice's queue (WARPLAB_POOL, sim by default)")
     serve.add_argument("--pool", default=None, help="pool name: sim, or a GPU pool such as h200.full")
     serve.add_argument("--loglevel", default="INFO")
+    serve.add_argument("--name", default=None, help="worker name (WARPLAB_WORKER_NAME, else <queue>@<host>)")
     serve.set_defaults(handler=_cmd_serve)
 
     commands.add_parser("occupancy", help="the offline occupancy calculator (its own --help)", add_help=False)

@@ -255,3 +255,50 @@ def gpu_visible() -> bool:
         return cupy.cuda.runtime.getDeviceCount() > 0
     except Exception:
         return False
+
+
+def mps_status(environ: dict[str, str] | None = None) -> dict[str, Any]:
+    """Whether this worker is an MPS client (its environment names a pipe directory) and the daemon is there."""
+    env = os.environ if environ is None else environ
+    pipe = env.get("CUDA_MPS_PIPE_DIRECTORY")
+    if not pipe:
+        return {"client": False}
+    return {
+        "client": True,
+        "pipe_directory": pipe,
+        "daemon_reachable": os.path.exists(os.path.join(pipe, "control")),  # the control daemon's named pipe
+        "active_thread_percentage": env.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"),
+        "pinned_device_mem_limit": env.get("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"),
+    }
+
+
+def live_state(nvml: Nvml) -> dict[str, Any]:
+    """The GPU's state now, for the heartbeat: utilisation, memory, temperature, clocks, throttle, MIG, MPS.
+
+    Every field NVML cannot give (no NVML, a MIG device handle that has no utilisation counter) is None;
+    a handle that no longer answers says so in `problem` (the slice may have gone: a MIG instance destroyed).
+    """
+    mps = mps_status()
+    if not nvml.ok:
+        return {"nvml": False, "mps": mps}
+    util = nvml._call("nvmlDeviceGetUtilizationRates")
+    memory = nvml._call("nvmlDeviceGetMemoryInfo")
+    mask = nvml._call("nvmlDeviceGetCurrentClocksEventReasons")
+    if mask is None:
+        mask = nvml._call("nvmlDeviceGetCurrentClocksThrottleReasons")
+    state = {
+        "nvml": True,
+        "utilisation_percent": int(util.gpu) if util is not None else None,
+        "memory_used_mib": int(memory.used // (1 << 20)) if memory is not None else None,
+        "memory_total_mib": int(memory.total // (1 << 20)) if memory is not None else None,
+        "temperature_c": nvml._call("nvmlDeviceGetTemperature", 0),
+        "sm_clock_mhz": nvml.sm_clock(),
+        "mem_clock_mhz": nvml._call("nvmlDeviceGetClockInfo", 2),
+        "throttle_reasons": [r for r in decode_throttle(mask or 0) if r != "gpu_idle"],
+        "mig_mode": nvml.mig_mode(),
+        "compute_mode": nvml._call("nvmlDeviceGetComputeMode"),
+        "mps": mps,
+    }
+    if nvml.uuid() is None:
+        state["problem"] = "NVML no longer answers for this GPU: its slice may be gone"
+    return state

@@ -27,15 +27,16 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from gpu_worker import analysis, checker, goals, profiling, sandbox, spare
+from gpu_worker import analysis, checker, goals, profiling, sandbox, spare, uid_pool, wire
 from gpu_worker.backends import device_name
 from gpu_worker.formula import FormulaError, array_value
 from gpu_worker.gpu_lock import open_worker_lock_fd
 from gpu_worker.gpu_report import GpuReport, load_ceilings
 from gpu_worker.inputs import input_arrays, job_seed, shape_of
 from gpu_worker.launch import LaunchRejected, resolve_launch
+from gpu_worker.message_budget import RESULT_BYTES, Budget, OverBudget
 from gpu_worker.protocol import MAX_SOURCE_BYTES, CheckInfo, CompileInfo, Diagnostic, Event, Job, Limits, Result
-from gpu_worker.wire import WireError
+from gpu_worker.wire import WireError, WireOverflow
 
 FIRST_SEQ = 2
 FINAL_TYPES = frozenset({"finished", "not_run", "compile_error", "rejected", "runtime_error", "error"})
@@ -60,7 +61,6 @@ class _State:
     timed_seen: set[int] = field(default_factory=set)  # sizes whose timed launches were checked
     finished: bool = False
     infra_error: str = ""
-    uid: int | None = None
     occupancy: dict[str, Any] | None = None  # the calculator's, from the compiled resources
     memory: dict[str, Any] | None = None  # the simulator's coalescing and bank-conflict analysis
     figures: list[dict[str, Any]] = field(default_factory=list)
@@ -114,8 +114,14 @@ class _Judge:
         self.args = job.exercise.harness.args_for(job.exercise.language)
         self.gpu: GpuReport | None = None  # the cuda backend's timing, occupancy and metrics
         self.trusts_checks = False  # the cuda child judges on the device: its process never imports learner code
+        self.budget = Budget(len(runs))
 
     def __call__(self, message: dict[str, Any]) -> None:
+        self.budget.count(message["type"])  # OverBudget past an honest child's count of this type
+        data = message.get("data")
+        message = wire.fit(message)  # words cut to size again: the child's cut is not to be trusted
+        if data is not None:
+            message["data"] = data
         try:
             self._handle(message)
         except (ValidationError, KeyError, TypeError, ValueError) as exc:
@@ -128,7 +134,7 @@ class _Judge:
         if self.gpu is not None and self.gpu.handle(message):
             return
         if kind == "hello":
-            state.uid = int(message["uid"])
+            pass  # its uid is the child's word; the job's uid is the one the engine leased
         elif kind == "compiled":
             state.compile = CompileInfo.model_validate(message["compile"])
             self.send("compiled", **state.compile.model_dump())
@@ -235,6 +241,12 @@ def _verdict(state: _State, run: sandbox.SandboxRun, runs: list[dict[str, Any]],
             return "wrong_answer", f"output {first.output!r}{where}: {first.message}"
         return "accepted", f"all {len(state.checks)} checks passed"
     code = run.returncode
+    if run.oom_kills:
+        limit = run.info.get("cgroup", {}).get("memory_mb", "its")
+        return "runtime_error", (
+            f"out of memory: the job went over its memory limit of {limit} MB (counted over all its processes "
+            f"and its /tmp), and the kernel stopped it"
+        )
     if code is not None and code in (-24, 128 + 24, 152):
         return "timeout", "CPU time limit exceeded"
     status = f"signal {-code}" if code is not None and code < 0 else f"exit status {code}"
@@ -246,13 +258,37 @@ def _verdict(state: _State, run: sandbox.SandboxRun, runs: list[dict[str, Any]],
 def run_job(job: Job, emit: Emit, backend: str = "sim", *, module_rules: bool = True) -> Result:
     """Run one job to its verdict, emitting events along the way; never raises for the learner's faults.
 
+    A root worker leases the job's uid first (gpu_worker.uid_pool): the job runs as it and the result names it.
     `module_rules=False` lets a CUDA Python module run code at import (`backends.module_rules` off): only
     the sandbox's tests ask for it, to put hostile code in front of the sandbox's walls.
     """
     if job.exercise.language == "policy":  # a scheduling policy, not a kernel: gpu_worker.datacenter
         from gpu_worker.datacenter.runner import run_policy_job
 
-        return run_policy_job(job, emit, backend)
+        return run_policy_job(job, emit, backend)  # its sandbox leases the job's uid itself
+    lease = None
+    if os.geteuid() == 0:
+        try:
+            lease = uid_pool.lease()
+        except (uid_pool.NoFreeUid, OSError) as exc:
+            counter = itertools.count(FIRST_SEQ)
+            emit(Event.of("started", next(counter), backend=job.backend or backend, worker=_worker(backend)))
+            emit(Event.of("error", next(counter), message=f"the worker cannot start another job now: {exc}"))
+            return Result(
+                submission_id=job.submission_id,
+                verdict="error",
+                backend=job.backend or backend,  # type: ignore[arg-type]
+                device=job.backend or backend,
+                message=f"the worker cannot start another job now: {exc}",
+            )
+    try:
+        return _run_job(job, emit, backend, lease.uid if lease is not None else None, module_rules)
+    finally:
+        if lease is not None:
+            lease.release()
+
+
+def _run_job(job: Job, emit: Emit, backend: str, uid: int | None, module_rules: bool = True) -> Result:
     started = time.monotonic()
     backend_name = job.backend or backend
     counter = itertools.count(FIRST_SEQ)
@@ -270,6 +306,19 @@ def run_job(job: Job, emit: Emit, backend: str = "sim", *, module_rules: bool = 
             elapsed_seconds=round(time.monotonic() - started, 3),
             **fields,
         )
+        size = len(result.model_dump_json())
+        if size > RESULT_BYTES:  # the learner's words (output, diagnostics, forged reports) made it this big
+            verdict = "runtime_error"
+            message = f"your program's result was {size} bytes, over the limit of {RESULT_BYTES}"
+            result = Result(
+                submission_id=job.submission_id,
+                verdict="runtime_error",
+                backend=backend_name,  # type: ignore[arg-type]
+                device=device,
+                message=message,
+                elapsed_seconds=result.elapsed_seconds,
+                sandbox=fields.get("sandbox") or {},
+            )
         if verdict == "error":
             send("error", message=message)
         else:
@@ -293,7 +342,7 @@ def run_job(job: Job, emit: Emit, backend: str = "sim", *, module_rules: bool = 
             rejection = f"launch rejected: {exc}"
     extra = _extra_processes(backend_name, runs)
     try:
-        isolation = sandbox.describe(backend_name, limits, extra)
+        isolation = sandbox.describe(backend_name, limits, extra, uid=uid)
     except RuntimeError as exc:
         send("started", backend=backend_name, device=device, worker=_worker(backend_name))
         return finish("error", str(exc))
@@ -337,7 +386,11 @@ def run_job(job: Job, emit: Emit, backend: str = "sim", *, module_rules: bool = 
             inherit_fds=(lock_fd,) if lock_fd is not None else (),
             max_message_bytes=_message_budget(judge.args, runs),
             spare=warm.started if warm is not None else None,
+            uid=uid,
         )
+    except (OverBudget, WireOverflow) as exc:
+        malformed = f"{exc}; the engine stopped reading it"
+        run = None
     except (_Malformed, WireError) as exc:
         malformed = f"the job's messages were malformed ({exc}); did your code write to the engine's pipe?"
         run = None
@@ -349,8 +402,8 @@ def run_job(job: Job, emit: Emit, backend: str = "sim", *, module_rules: bool = 
         if warm is not None:
             warm.release()
     state = judge.state
-    if state.uid is not None:
-        isolation = {**isolation, "uid": state.uid}
+    if run is not None:  # what the sandbox itself knows of the job: its uid, its cgroup's peak memory
+        isolation = {**isolation, **{k: run.info[k] for k in ("uid", "memory_peak_mb") if k in run.info}}
     if spare.enabled():
         isolation = {**isolation, "warm_start": warm is not None}
     if run is None:
@@ -385,6 +438,8 @@ def run_job(job: Job, emit: Emit, backend: str = "sim", *, module_rules: bool = 
         memory=state.memory,
         metrics=gpu_fields.get("metrics"),
         occupancy=state.occupancy,
+        work=job.exercise.harness.work,
+        sizes=runs[0]["sizes"] if runs else None,
     )
     return finish(
         verdict,

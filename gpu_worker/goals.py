@@ -18,18 +18,27 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from gpu_worker.protocol import GoalSpec
+from gpu_worker.formula import number_value
+from gpu_worker.protocol import GoalSpec, WorkSpec
 
 #: Which backends measure each figure.
 BACKENDS: dict[str, frozenset[str]] = {
     "sectors_per_request": frozenset({"sim"}),
     "bank_conflict_ways": frozenset({"sim"}),
+    "lanes_per_request": frozenset({"sim"}),
+    "traffic_ratio": frozenset({"sim"}),
     "occupancy_percent": frozenset({"sim", "cuda"}),
     "roof_percent": frozenset({"cuda"}),
 }
-AT_MOST = frozenset({"sectors_per_request", "bank_conflict_ways"})
-UNITS = {"sectors_per_request": "sectors per request", "bank_conflict_ways": "-way", "occupancy_percent": "%"}
-UNITS["roof_percent"] = "% of the roof"
+AT_MOST = frozenset({"sectors_per_request", "bank_conflict_ways", "traffic_ratio"})
+UNITS = {
+    "sectors_per_request": "sectors per request",
+    "bank_conflict_ways": "-way",
+    "lanes_per_request": "active lanes per request",
+    "traffic_ratio": "x the compulsory bytes",
+    "occupancy_percent": "%",
+    "roof_percent": "% of the roof",
+}
 
 
 class GoalResult(BaseModel):
@@ -95,6 +104,37 @@ def _ways(memory: Mapping[str, Any] | None) -> tuple[float | None, str]:
     return ways, f"{str(line.get('message', '')).rstrip('.')} (module 2, transpose)."
 
 
+def _lanes(goal: GoalSpec, memory: Mapping[str, Any] | None) -> tuple[float | None, str]:
+    lines = [
+        r
+        for r in (memory or {}).get("lines") or []
+        if goal.space in ("any", r.get("kind")) and goal.access in ("any", r.get("access"))
+    ]
+    line = min(lines, key=lambda r: r.get("threads_per_request") or 0, default=None)
+    if line is None:
+        return None, "the simulator traced no access of that kind"
+    lanes = float(line.get("threads_per_request") or 0)
+    what = f"`{line['expression']}`" if line.get("expression") else f"the {line.get('access')}"
+    return lanes, (
+        f"line {line['line']}: {what} ran with {_number(lanes)} of 32 lanes active per warp request: the warp's "
+        "threads took different paths, and it ran each path in turn with the others switched off; make the "
+        "branch's condition the same for the 32 threads of a warp (module 1, divergence)."
+    )
+
+
+def _traffic(memory: Mapping[str, Any] | None, declared_bytes: float | None) -> tuple[float | None, str]:
+    totals = (memory or {}).get("totals") or {}
+    if not declared_bytes or not totals.get("global_sectors"):
+        return None, "no global traffic traced, or the exercise declares no bytes"
+    moved = 32 * float(totals["global_sectors"])
+    ratio = moved / declared_bytes
+    return ratio, (
+        f"your kernel asked memory for {moved:,.0f} bytes (every warp request's sectors, with no cache counted) where "
+        f"the exercise needs {declared_bytes:,.0f}: read each input once and keep what is reused in registers or "
+        "shared memory (module 3, the roofline)."
+    )
+
+
 def _occupancy(occupancy: Mapping[str, Any] | None) -> tuple[float | None, str]:
     if not occupancy or occupancy.get("occupancy") is None:
         return None, "the compiler reported no register count"
@@ -142,11 +182,16 @@ def _measure(
     memory: Mapping[str, Any] | None,
     metrics: Mapping[str, Any] | None,
     occupancy: Mapping[str, Any] | None,
+    declared_bytes: float | None,
 ) -> tuple[float | None, str]:
     if goal.metric == "sectors_per_request":
         return _sectors(goal, memory)
     if goal.metric == "bank_conflict_ways":
         return _ways(memory)
+    if goal.metric == "lanes_per_request":
+        return _lanes(goal, memory)
+    if goal.metric == "traffic_ratio":
+        return _traffic(memory, declared_bytes)
     if goal.metric == "occupancy_percent":
         return _occupancy(occupancy)
     return _roof(metrics)
@@ -154,7 +199,8 @@ def _measure(
 
 def _shown(metric: str, value: float) -> str:
     unit = UNITS[metric]
-    return f"{_number(value)}{unit}" if unit.startswith(("%", "-")) else f"{_number(value)} {unit}"
+    shown = f"{value:.2f}".rstrip("0").rstrip(".") if metric == "traffic_ratio" else _number(value)
+    return f"{shown}{unit}" if unit.startswith(("%", "-")) else f"{shown} {unit}"
 
 
 def judge(
@@ -165,15 +211,21 @@ def judge(
     memory: Mapping[str, Any] | None = None,
     metrics: Mapping[str, Any] | None = None,
     occupancy: Mapping[str, Any] | None = None,
+    work: WorkSpec | None = None,
+    sizes: Mapping[str, int] | None = None,
 ) -> list[GoalResult]:
-    """Each goal this backend can judge, for an accepted run; [] otherwise."""
+    """Each goal this backend can judge, for an accepted run; [] otherwise.
+
+    `work` at `sizes` (the first size, the one the simulator traced) gives the compulsory bytes.
+    """
     if verdict != "accepted":
         return []
+    declared = number_value(work.bytes, sizes) if work is not None and sizes is not None else None
     results = []
     for goal in goals:
         if backend not in BACKENDS[goal.metric]:
             continue
-        measured, hint = _measure(goal, memory, metrics, occupancy)
+        measured, hint = _measure(goal, memory, metrics, occupancy, declared)
         comparison: Literal["at most", "at least"] = "at most" if goal.metric in AT_MOST else "at least"
         met: bool | None = None
         if measured is None:

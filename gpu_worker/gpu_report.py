@@ -11,7 +11,9 @@ Whether the GPU was shared is also judged here, not in the child: the sandbox's
 PID namespace hides other processes from the child's NVML. Before (`occupancy`
 arrives) and after (`timing` arrives) each size's measurement, NVML's list of
 compute processes is read from the engine's side; any process that is not this
-worker or one of its sandboxes flags that size's metrics as indicative.
+worker or one of its sandboxes flags that size's metrics as indicative. A worker
+whose slice is planned as shared (WARPLAB_SLICE_KIND mps or timeslice) flags every
+size so: "shared GPU: indicative", whoever else was seen.
 """
 
 from __future__ import annotations
@@ -25,6 +27,17 @@ from gpu_worker.metrics import Ceilings, work_metrics
 from gpu_worker.protocol import CheckInfo, Job
 
 MESSAGE_TYPES = frozenset({"timing", "occupancy"})
+SHARED_SLICE_KINDS = ("mps", "timeslice")
+
+
+def shared_slice() -> bool:
+    """Whether this worker's slice shares its GPU by plan (MPS or time-slicing)."""
+    from gpu_worker.settings import WorkerSettings
+
+    try:
+        return WorkerSettings().slice_kind in SHARED_SLICE_KINDS
+    except Exception:  # settings that do not parse are the service's to report, not a timing's
+        return False
 
 
 def load_ceilings() -> Ceilings | None:
@@ -55,6 +68,7 @@ class GpuReport:
         self.metrics: dict[int, dict[str, Any]] = {}
         self.nvml: Nvml | None = None
         self.others: dict[int, dict[int, int]] = {}  # size index -> {pid: MiB} of processes not ours
+        self.shared_slice = shared_slice()
 
     def _sample_others(self, index: int) -> None:
         """Note the compute processes on this GPU that are neither this worker nor its sandboxes."""
@@ -99,7 +113,7 @@ class GpuReport:
             t["ranked"] = False
             t["note"] = "not ranked: some timed launches left other outputs than the others (fingerprints differ)"
         others = self.others.get(index) or {}
-        if others:
+        if others or self.shared_slice:
             t["flags"] = sorted({*(t.get("flags") or []), "shared_gpu"})
             t["other_processes"] = [{"pid": pid, "used_mib": mib} for pid, mib in sorted(others.items())]
         self.timings[index] = t
@@ -114,7 +128,9 @@ class GpuReport:
         if self.ceilings is not None:
             m["ceilings_source"] = self.ceilings.source
         m["shared_gpu"] = "shared_gpu" in (t.get("flags") or [])
-        if m["shared_gpu"]:
+        if self.shared_slice:
+            m["verdict"] += " Shared GPU: indicative (this slice shares its GPU by MPS or time-slicing)."
+        elif m["shared_gpu"]:
             m["verdict"] += " Another process used this GPU during the measurement: indicative only."
         self.metrics[index] = m
         self.send("metrics", index=index, **m)

@@ -8,7 +8,9 @@ see `gpu_worker.calibrate.healthy`). `decide` turns a calibration outcome into a
 `<broker_prefix>warplab:worker:<name>`, with a TTL of three intervals so a dead
 worker's key goes away by itself, and deletes it on a clean stop. While the
 Celery worker runs, `bootstep` keeps it beating on the worker's own timer.
-The web side reads these keys for its fleet page (`labs.fleet`).
+Each beat also carries the slice's kind and its GPU's live state through NVML
+(`Heart.probe`, `device_info.live_state`). The web side reads these keys for its
+fleet page and dashboard (`labs.fleet`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import json
 import logging
 import os
 import socket
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -111,13 +114,17 @@ def now_iso() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
 
 
-def document(status: Status, *, name: str, queue: str, pool: str, backend: str) -> dict[str, Any]:
-    """The heartbeat document: who the worker is, what it measured, and its state now."""
+def document(
+    status: Status, *, name: str, queue: str, pool: str, backend: str, slice_kind: str = "", gpu_state: Any = None
+) -> dict[str, Any]:
+    """The heartbeat document: who the worker is, its slice, what it measured, and its state (and its GPU's) now."""
     return {
         "name": name,
         "queue": queue,
         "pool": pool,
         "backend": backend,
+        "slice_kind": slice_kind,
+        "gpu_state": gpu_state,
         **asdict(status),
         "updated_at": now_iso(),
         "pid": os.getpid(),
@@ -147,11 +154,22 @@ class Heart:
     """One worker's heartbeat key: `set` a status (logged when it changes), `beat` to renew it, `stop` to drop it."""
 
     def __init__(
-        self, client: redis.Redis, *, prefix: str, name: str, queue: str, pool: str, backend: str, interval: float
+        self,
+        client: redis.Redis,
+        *,
+        prefix: str,
+        name: str,
+        queue: str,
+        pool: str,
+        backend: str,
+        interval: float,
+        slice_kind: str = "",
     ) -> None:
         self.client, self.key, self.interval = client, key_for(prefix, name), interval
-        self.identity = {"name": name, "queue": queue, "pool": pool, "backend": backend}
+        self.identity = {"name": name, "queue": queue, "pool": pool, "backend": backend, "slice_kind": slice_kind}
         self.status = starting()
+        #: Called at every beat for the GPU's live state (`device_info.live_state`); None: no GPU state.
+        self.probe: Callable[[], dict[str, Any]] | None = None
 
     @classmethod
     def from_url(cls, url: str, **kwargs: Any) -> Heart:
@@ -180,8 +198,15 @@ class Heart:
 
     def beat(self) -> None:
         """Write the document again; a Redis outage costs beats, never the worker."""
+        gpu_state = None
+        if self.probe is not None:
+            try:
+                gpu_state = self.probe()
+            except Exception as exc:  # NVML failing must cost the GPU state, never the beat
+                gpu_state = {"nvml": False, "problem": f"NVML failed: {type(exc).__name__}: {exc}"}
         try:
-            self.client.set(self.key, json.dumps(document(self.status, **self.identity)), px=self.ttl_ms)
+            doc = document(self.status, **self.identity, gpu_state=gpu_state)
+            self.client.set(self.key, json.dumps(doc), px=self.ttl_ms)
         except redis.RedisError as exc:
             log.warning("heartbeat %s not written: %s", self.key, exc)
 

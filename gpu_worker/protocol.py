@@ -97,14 +97,24 @@ class WorkSpec(Model):
     flops: str = "0"
 
 
-GoalMetric = Literal["sectors_per_request", "bank_conflict_ways", "occupancy_percent", "roof_percent"]
+GoalMetric = Literal[
+    "sectors_per_request",
+    "bank_conflict_ways",
+    "lanes_per_request",
+    "traffic_ratio",
+    "occupancy_percent",
+    "roof_percent",
+]
 
 
 class GoalSpec(Model):
     """What "done" means beyond correct: one measured figure against a target (judged by `gpu_worker.goals`).
 
     `sectors_per_request` (at most: the worst global load or store site, simulator) and `bank_conflict_ways`
-    (at most: the worst shared-memory site, simulator) come from the memory trace; `occupancy_percent`
+    (at most: the worst shared-memory site, simulator), `lanes_per_request` (at least: the site whose warps ran
+    with the fewest active lanes, simulator: a branch that splits a warp halves it) and `traffic_ratio` (at most:
+    the sectors every traced request moved, in bytes, over the exercise's compulsory bytes; the simulator models no
+    cache, so this counts what a kernel asks of memory) come from the memory trace; `occupancy_percent`
     (at least: the calculator's, every backend) from the compiled resources; `roof_percent` (at least: of the
     slice's calibrated roof at the kernel's intensity, at the largest timed size, cuda backend) from the timing.
     """
@@ -112,7 +122,8 @@ class GoalSpec(Model):
     name: str = Field(min_length=1, max_length=80)
     metric: GoalMetric
     target: float
-    access: Literal["load", "store", "any"] = "any"  # which global sites `sectors_per_request` looks at
+    access: Literal["load", "store", "any"] = "any"  # which sites `sectors_per_request` and `lanes_per_request` read
+    space: Literal["global", "shared", "any"] = "global"  # which memory `lanes_per_request` looks at
 
 
 class Harness(Model):
@@ -146,6 +157,9 @@ class Limits(Model):
     processes: int = 64
     output_bytes: int = 1024 * 1024
     file_bytes: int = 64 * 1024 * 1024
+    tmp_mb: int = 512  # the job's /tmp (a tmpfs), also counted in its memory
+    cpus: float = 2.0  # CPU bandwidth of the whole job, in cores (its cgroup's quota)
+    gpu_memory_mb: int = 32768  # CuPy's memory pool limit in the child
 
 
 class ExerciseRef(Model):

@@ -10,12 +10,22 @@ environment; rlimits on CPU time, address space, processes, file size and core
 dumps; a wall-clock watchdog that kills the whole process group (the PID
 namespace dies with it, taking every process of the job along).
 
-The job runs as uid 65534 (nobody) for real. When the worker runs as an
-unprivileged user, bwrap's user namespace maps it to 65534. When the worker
-runs as root, a user namespace would only relabel root (the kernel would still
-see uid 0: owner access to root's files, and no RLIMIT_NPROC, from which root
-is exempt), so bwrap runs without one and the child itself switches to
-65534:65534 with setresuid before it reads anything the learner wrote.
+Containment over the whole job, not per process: a cgroup of its own
+(`gpu_worker.cgroups`: memory with its /tmp and page cache, processes, CPU)
+where the worker may make one, a /tmp capped in size (bwrap's `--size`), and
+a seccomp filter (`gpu_worker.syscall_filter`: no namespaces, mounts,
+io_uring, keyrings, ptrace, bpf or perf events). The description says which
+of these the job got (`containment`, `tmp_mb`, `seccomp`).
+
+The job runs as a uid of its own. When the worker runs as root, a user
+namespace would only relabel root (the kernel would still see uid 0: owner
+access to root's files, and no RLIMIT_NPROC, from which root is exempt), so
+bwrap runs without one and the child itself switches with setresuid, before
+it reads anything the learner wrote, to the uid the caller leased for this
+job from `gpu_worker.uid_pool` (60000 + a slot no other running job holds:
+no job shares RLIMIT_NPROC with another). When the worker is an unprivileged
+user, bwrap's user namespace maps it to 65534 (nobody), with
+`--disable-userns` against nested user namespaces.
 
 Without bwrap we fall back to `unshare` (network and PID namespaces, no
 filesystem isolation) and say so in the sandbox description.
@@ -42,7 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpu_worker import kernel_cache
+from gpu_worker import cgroups, kernel_cache, syscall_filter, uid_pool
 from gpu_worker.protocol import Limits
 from gpu_worker.wire import MessageReader
 
@@ -71,6 +81,7 @@ class SandboxRun:
     output: str
     output_truncated: bool
     info: dict[str, Any]
+    oom_kills: int = 0  # processes of the job the kernel killed at its cgroup's memory limit
 
 
 @dataclass
@@ -80,6 +91,8 @@ class _Plan:
     info: dict[str, Any]
     drop_uid: int | None
     limits: list[tuple[int, int]] = field(default_factory=list)
+    cgroup: dict[str, int | float] | None = None  # the job cgroup's limits, made at start
+    seccomp: bool = False  # whether argv holds `--seccomp SECCOMP_FD`, to be replaced by a fresh fd at start
 
 
 def _toolkit_root() -> Path | None:
@@ -98,7 +111,8 @@ def _stub_etc() -> Path:
     """A passwd and group that name only nobody, bound over the host's (which list real users)."""
     folder = Path(tempfile.mkdtemp(prefix="warplab-etc-"))
     folder.chmod(0o755)
-    (folder / "passwd").write_text(f"nobody:x:{NOBODY}:{NOBODY}:nobody:/tmp:/usr/sbin/nologin\n")
+    jobs = "".join(f"job{u}:x:{u}:{u}:job:/tmp:/usr/sbin/nologin\n" for u in uid_pool.uid_range())
+    (folder / "passwd").write_text(f"nobody:x:{NOBODY}:{NOBODY}:nobody:/tmp:/usr/sbin/nologin\n{jobs}")
     (folder / "group").write_text(f"nogroup:x:{NOBODY}:\n")
     for f in folder.iterdir():
         f.chmod(0o644)
@@ -122,14 +136,27 @@ def _read_only_paths(extra: Sequence[Path] = ()) -> list[Path]:
     return unique
 
 
+SECCOMP_FD = "SECCOMP_FD"  # placeholder in a plan's argv for the filter's fd, made afresh for every start
+
+
 def _bwrap_args(
-    backend: str, root_mode: bool, read_only: Sequence[Path] = (), writable: Sequence[Path] = (), wrapped: bool = False
+    backend: str,
+    root_mode: bool,
+    read_only: Sequence[Path] = (),
+    writable: Sequence[Path] = (),
+    wrapped: bool = False,
+    tmp_bytes: int | None = None,
+    seccomp: bool = False,
 ) -> list[str]:
     args = ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     if root_mode:
-        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]  # only to drop to nobody, then gone
+        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]  # only to drop to the job's uid, then gone
     else:
         args += ["--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY)]
+        if _bwrap_has("--disable-userns"):
+            args += ["--disable-userns"]
+    if seccomp:
+        args += ["--seccomp", SECCOMP_FD]
     args += ["--die-with-parent", "--new-session", "--hostname", "warplab"]
     args += ["--ro-bind", "/usr", "/usr"]
     for name in ("bin", "lib", "lib64", "sbin", "lib32"):
@@ -143,9 +170,10 @@ def _bwrap_args(
         args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
     stub = _stub_etc()
     args += ["--ro-bind", str(stub / "passwd"), "/etc/passwd", "--ro-bind", str(stub / "group"), "/etc/group"]
-    args += ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp"]
+    size = ["--size", str(tmp_bytes)] if tmp_bytes is not None else []
+    args += ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", *size, "--tmpfs", "/tmp"]
     if wrapped:  # a profiler in front of the child may share memory with it through /dev/shm
-        args += ["--perms", "1777", "--tmpfs", "/dev/shm"]
+        args += ["--perms", "1777", *size, "--tmpfs", "/dev/shm"]
     made = {Path("/"), Path("/etc"), Path("/tmp"), Path("/usr")}
     binds = [("--ro-bind", p) for p in _read_only_paths(read_only)] + [("--bind", Path(p)) for p in writable]
     for how, path in binds:
@@ -219,7 +247,10 @@ def _rlimits(backend: str, limits: Limits, extra_processes: int) -> tuple[list[t
     return chosen, described
 
 
-def _apply_rlimits(chosen: list[tuple[int, int]]) -> None:  # runs in the forked child, before exec
+def _enter_limits(chosen: list[tuple[int, int]], cgroup: cgroups.JobCgroup | None) -> None:
+    """In the forked child, before exec: into the job's cgroup, under its rlimits."""
+    if cgroup is not None:
+        cgroup.join()
     for which, value in chosen:
         resource.setrlimit(which, (value, value))
 
@@ -243,6 +274,30 @@ def _bwrap_version(bwrap: str) -> str:
     return words[-1] if words else ""
 
 
+@functools.lru_cache(maxsize=8)
+def _bwrap_has(option: str) -> bool:
+    """Whether this bwrap knows `option` (`--size` came with 0.9, and with Debian's 0.8.0)."""
+    bwrap = find_bwrap()
+    if bwrap is None:
+        return False
+    shown = subprocess.run([bwrap, "--help"], capture_output=True, text=True)
+    return f"{option} " in shown.stdout + shown.stderr
+
+
+def _containment(backend: str, limits: Limits, extra_processes: int) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """What bounds the whole job (a cgroup, or only rlimits) in words, and the cgroup's limits if there is one."""
+    memory_mb = limits.memory_mb
+    where = cgroups.available()
+    if where is None:
+        return {"containment": "rlimits only (no cgroup this worker may create)"}, None
+    wanted = {"memory_bytes": memory_mb * 1024 * 1024, "pids": limits.processes + extra_processes, "cpus": limits.cpus}
+    described = {
+        "containment": f"{where.describe()} per job",
+        "cgroup": {"memory_mb": memory_mb, "pids": wanted["pids"], "cpus": limits.cpus, "counts": "all, and /tmp"},
+    }
+    return described, wanted
+
+
 def plan(
     backend: str,
     limits: Limits,
@@ -253,6 +308,7 @@ def plan(
     wrapper: Sequence[str] = (),
     read_only: Sequence[Path] = (),
     writable: Sequence[Path] = (),
+    uid: int | None = None,
     child_module: str = "gpu_worker.child",
 ) -> _Plan:
     """The command line, environment, rlimits and description of the sandbox for one job.
@@ -260,26 +316,38 @@ def plan(
     `wrapper` is a command the child runs under (a profiler: `ncu ...`), started
     in the sandbox as the sandbox's first user, before the child drops to nobody;
     `read_only` and `writable` are host folders it needs, bound at the same paths;
+    `uid` is the job's, when the caller has leased it already (the description names it);
     `child_module` is the child's entry point (a scheduling policy has its own).
     """
     root_mode = os.geteuid() == 0
     chosen, described = _rlimits(backend, limits, extra_processes)
+    contained, cgroup_limits = _containment(backend, limits, extra_processes)
     seed = kernel_cache.seed_dir()
     if backend == "cuda" and seed.is_dir():
         read_only = (*read_only, seed)  # the harness's compiled kernels, copied into the job's own cache
     command = [*wrapper, sys.executable, "-m", child_module, *child_args]
-    info: dict[str, Any] = {"network": False, "uid": NOBODY, "environment": "scrubbed", "limits": described}
+    job_uid = (uid if uid is not None else NOBODY) if root_mode else NOBODY
+    info: dict[str, Any] = {"network": False, "uid": job_uid, "environment": "scrubbed", "limits": described}
+    info |= contained
     bwrap = find_bwrap()
+    seccomp = False
     if bwrap:
+        seccomp = syscall_filter.program() is not None
+        tmp_bytes = limits.tmp_mb * 1024 * 1024 if _bwrap_has("--size") else None
         info |= {
             "tool": "bwrap",
             "version": _bwrap_version(bwrap),
             "namespaces": ["net", "pid", "ipc", "uts", "cgroup"] + ([] if root_mode else ["user"]),
             "filesystem": "read-only system, Python and toolchain; private /tmp; no home, /root or host /etc",
             "uid_switch": "setresuid in the child (worker runs as root)" if root_mode else "user namespace",
+            "tmp_mb": limits.tmp_mb if tmp_bytes is not None else "uncapped (this bwrap has no --size)",
+            "user_namespaces": "denied by seccomp" if root_mode else "--disable-userns and seccomp",
+            **syscall_filter.describe(),
         }
         info_args = ["--info-fd", str(info_fd)] if info_fd is not None else []
-        sandbox_args = _bwrap_args(backend, root_mode, read_only, writable, wrapped=bool(wrapper))
+        sandbox_args = _bwrap_args(
+            backend, root_mode, read_only, writable, wrapped=bool(wrapper), tmp_bytes=tmp_bytes, seccomp=seccomp
+        )
         argv = [bwrap, *sandbox_args, *info_args, "--", *command]
     elif shutil.which("unshare"):
         hidden = [str(p) for p in (Path(sys.base_prefix), Path(sys.prefix), PACKAGE_DIR) if not everyone_can_read(p)]
@@ -303,28 +371,50 @@ def plan(
         raise RuntimeError("no sandbox available: install bubblewrap (bwrap)")
     if wrapper:
         info["wrapped_by"] = os.path.basename(wrapper[0])
-    return _Plan(argv, _environment(backend), info, NOBODY if root_mode else None, chosen)
+    env = _environment(backend)
+    if backend == "cuda":  # CuPy's memory pool stops there; set by us, before any learner's code runs
+        env["CUPY_GPU_MEMORY_LIMIT"] = str(limits.gpu_memory_mb * 1024 * 1024)
+        info["gpu_memory_mb"] = limits.gpu_memory_mb
+    return _Plan(argv, env, info, NOBODY if root_mode else None, chosen, cgroup_limits, seccomp)
 
 
-def describe(backend: str, limits: Limits, extra_processes: int = 0) -> dict[str, Any]:
-    """The isolation a job would get, for the `started` event and `result.sandbox`."""
-    return plan(backend, limits, [], extra_processes).info
+def describe(backend: str, limits: Limits, extra_processes: int = 0, uid: int | None = None) -> dict[str, Any]:
+    """The isolation a job would get (as `uid`, when leased), for the `started` event and `result.sandbox`."""
+    return plan(backend, limits, [], extra_processes, uid=uid).info
 
 
 class _Session:
     """One running sandbox: its pipes, its output, and how to stop it completely."""
 
     def __init__(self, the_plan: _Plan, fds: list[int], payload: bytes):
-        self.proc = subprocess.Popen(
-            the_plan.argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            env=the_plan.env,
-            pass_fds=fds,
-            start_new_session=True,
-            preexec_fn=functools.partial(_apply_rlimits, the_plan.limits),
-        )
+        self.cgroup: cgroups.JobCgroup | None = None
+        where = cgroups.available() if the_plan.cgroup is not None else None
+        if where is not None and the_plan.cgroup is not None:
+            self.cgroup = cgroups.JobCgroup.create(
+                where, int(the_plan.cgroup["memory_bytes"]), int(the_plan.cgroup["pids"]), the_plan.cgroup["cpus"]
+            )
+        argv, filter_fd = the_plan.argv, None
+        if the_plan.seccomp:
+            filter_fd = syscall_filter.program_fd()
+            argv = [str(filter_fd) if a == SECCOMP_FD else a for a in argv]
+        try:
+            self.proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                env=the_plan.env,
+                pass_fds=[*fds, *([filter_fd] if filter_fd is not None else [])],
+                start_new_session=True,
+                preexec_fn=functools.partial(_enter_limits, the_plan.limits, self.cgroup),
+            )
+        except BaseException:
+            if self.cgroup is not None:
+                self.cgroup.remove()
+            raise
+        finally:
+            if filter_fd is not None:
+                os.close(filter_fd)
         self.payload = memoryview(payload)
         self.output = bytearray()
         self.truncated = False
@@ -367,6 +457,14 @@ class _Session:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
+        if self.cgroup is not None:  # the job's facts, then nothing of it left: processes, folders
+            self.oom_kills = self.cgroup.oom_kills()
+            self.peak_memory = self.cgroup.peak_memory_bytes()
+            self.cgroup.remove()
+            self.cgroup = None
+
+    oom_kills = 0
+    peak_memory: int | None = None
 
 
 @dataclass
@@ -444,6 +542,7 @@ def run_sandboxed(
     wrapper: Sequence[str] = (),  # a profiler the child runs under (gpu_worker.profiling); see `plan`
     read_only: Sequence[Path] = (),
     writable: Sequence[Path] = (),
+    uid: int | None = None,  # the job's uid, leased by the caller (gpu_worker.uid_pool); None: leased here
     child_module: str = "gpu_worker.child",  # see `plan`
 ) -> SandboxRun:
     """Start the child, send it `request`, pass each message to `on_message`, stop it at the wall limit.
@@ -452,8 +551,38 @@ def run_sandboxed(
     stops the child and propagates. After a message whose type is in
     `final_types` the job has `grace_seconds` to end before it is killed (a
     learner's leftover background process must not hold the result back).
-    Without `spare` the child is started here (a cold start).
+    Without `spare` the child is started here (a cold start). A root worker's
+    child switches to `uid` (see `gpu_worker.uid_pool`), never one it chose.
     """
+    lease = uid_pool.lease() if uid is None and os.geteuid() == 0 else None
+    try:
+        return _run(
+            request, limits, backend, on_message, extra_processes, max_message_bytes, final_types,
+            inherit_fds, grace_seconds, spare, wrapper, read_only, writable,
+            uid if lease is None else lease.uid, child_module,
+        )  # fmt: skip
+    finally:
+        if lease is not None:
+            lease.release()
+
+
+def _run(
+    request: dict[str, Any],
+    limits: Limits,
+    backend: str,
+    on_message: Callable[[dict[str, Any]], None],
+    extra_processes: int,
+    max_message_bytes: int,
+    final_types: frozenset[str],
+    inherit_fds: tuple[int, ...],
+    grace_seconds: float,
+    spare: Started | None,
+    wrapper: Sequence[str],
+    read_only: Sequence[Path],
+    writable: Sequence[Path],
+    uid: int | None,
+    child_module: str,
+) -> SandboxRun:
     started = time.monotonic()
     if spare is None:
         spare = start(
@@ -469,7 +598,8 @@ def run_sandboxed(
     else:
         started = time.monotonic()  # the hand-over: a spare's wall clock counts from here, not from its start
     the_plan, session, req_w, msg_r, info_r = spare.plan, spare.session, spare.req_w, spare.msg_r, spare.info_r
-    request = {**request, "drop_uid": the_plan.drop_uid, "drop_gid": the_plan.drop_uid}
+    job_uid = uid if the_plan.drop_uid is not None and uid is not None else the_plan.drop_uid
+    request = {**request, "drop_uid": job_uid, "drop_gid": job_uid}
     session.payload = memoryview(json.dumps(request).encode())
     assert session.proc.stdout is not None
     out_fd = session.proc.stdout.fileno()
@@ -526,11 +656,15 @@ def run_sandboxed(
                 os.close(key.fd)
         selector.close()
         session.proc.stdout.close()
+    info = {**the_plan.info, "uid": job_uid if job_uid is not None else the_plan.info["uid"]}
+    if session.peak_memory is not None:
+        info["memory_peak_mb"] = round(session.peak_memory / 2**20, 1)
     return SandboxRun(
         returncode=session.proc.returncode,
         timed_out=timed_out,
         wall_seconds=time.monotonic() - started,
         output=session.output.decode("utf-8", errors="replace"),
         output_truncated=session.truncated,
-        info=the_plan.info,
+        info=info,
+        oom_kills=session.oom_kills,
     )

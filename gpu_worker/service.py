@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import signal
 import time
+from collections.abc import Callable
 from typing import Any
 
 from celery import Celery
@@ -159,7 +160,15 @@ def _leave(signum: int, frame: Any) -> None:
     raise SystemExit(0)
 
 
-def serve(pool: str | None = None, loglevel: str = "INFO") -> None:
+def _gpu_probe(uuid: str | None) -> Callable[[], dict[str, Any]]:
+    """The heartbeat's GPU-state reader: one NVML handle, found by the calibrated UUID, read at every beat."""
+    from gpu_worker.device_info import Nvml, live_state
+
+    nvml = Nvml(uuid=uuid)
+    return lambda: live_state(nvml)
+
+
+def serve(pool: str | None = None, loglevel: str = "INFO", name: str | None = None) -> None:
     """Start a worker for this slice's queue: concurrency 1, prefetch 1, late acknowledgement.
 
     A cuda worker calibrates first and consumes only once healthy; its heartbeat says so meanwhile.
@@ -167,7 +176,7 @@ def serve(pool: str | None = None, loglevel: str = "INFO") -> None:
     queue = settings.queue if pool is None else ("sim" if pool == "sim" else f"gpu.{pool}")
     # Celery sets up logging only in worker_main; calibration comes before it and must be heard
     logging.basicConfig(level=loglevel.upper(), format="[%(asctime)s: %(levelname)s/%(processName)s] %(message)s")
-    name = host_format(f"{queue}@%h")
+    name = name or settings.worker_name or host_format(f"{queue}@%h")
     heart = Heart.from_url(
         settings.broker_url,
         prefix=settings.broker_prefix,
@@ -176,12 +185,16 @@ def serve(pool: str | None = None, loglevel: str = "INFO") -> None:
         pool=pool or settings.pool,
         backend=settings.backend,
         interval=settings.heartbeat_seconds,
+        slice_kind=settings.slice_kind,
     )
     for signum in (signal.SIGTERM, signal.SIGINT):  # Celery replaces these once the worker starts
         signal.signal(signum, _leave)
     try:
         cuda = settings.backend == "cuda"
-        heart.set(preflight.calibrate_until_healthy(heart, settings) if cuda else heartbeat.simulator())
+        status = preflight.calibrate_until_healthy(heart, settings) if cuda else heartbeat.simulator()
+        if cuda:
+            heart.probe = _gpu_probe(status.gpu_uuid)
+        heart.set(status)
         app.steps["worker"].add(heartbeat.bootstep(heart))
         app.worker_main(
             [

@@ -27,6 +27,10 @@ class WorkerSettings(BaseSettings):
     )
     backend: Literal["sim", "cuda"] = "sim"
     pool: str = "sim"  # "sim", or a GPU pool such as "h200.full" or "h200.mps30"
+    # What this worker's slice is, as the fleet planner exported it: mps and timeslice share the GPU,
+    # so every timing taken there is flagged "shared GPU: indicative". Empty: not said (a whole GPU).
+    slice_kind: Literal["", "full", "mig", "mps", "timeslice"] = ""
+    worker_name: str = ""  # the Celery node name; empty: <queue>@<host>. The planner's exports set one per slice
     results_queue: str = "web"
     broker_prefix: str = ""  # the web side's WARPLAB_BROKER_PREFIX: both must name the same queues
     # Celery's limits sit above the sandbox's own wall-clock limit and below the broker's

@@ -1,38 +1,97 @@
-"""The live stream of one submission: its stored state first, then each new event."""
+"""The live stream of one submission: its stored state first, then each new event; a few client actions.
+
+Who may read is checked at connect and again on every client action, so a viewer who lost
+the right (logged out, role removed) is closed at their next message. A client message is
+untrusted: bounded in size (WARPLAB_MAX_WS_MESSAGE_BYTES, else close 1009) and parsed by
+`labs.api_input`; anything else gets an `error` message, never a crash. Actions:
+`{"type": "snapshot"}` (send the stored state again) and `{"type": "ping"}` (answered `pong`).
+"""
+
+from importlib import import_module
+from types import SimpleNamespace
+from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.conf import settings
+from django.contrib import auth
 
 from labs import services, visibility
+from labs.api_input import BadInput, parse_json
 from labs.models import Submission
+
+NOT_ALLOWED = 4403
+TOO_BIG = 1009
+ACTIONS = ("snapshot", "ping")
 
 
 class SubmissionConsumer(AsyncJsonWebsocketConsumer):
     """Joins `submission.<id>` for the owner, instructors and admins; refuses anyone else; students see no internals."""
 
     async def connect(self) -> None:
-        submission_id = self.scope["url_route"]["kwargs"]["submission_id"]
-        state = await self._readable_state(submission_id)
+        self.submission_id = self.scope["url_route"]["kwargs"]["submission_id"]
+        state = await self._readable_state(self.submission_id)
         if state is None:
-            await self.close(code=4403)
+            await self.close(code=NOT_ALLOWED)
             return
-        self.group_name = f"submission.{submission_id}"
+        self.group_name = f"submission.{self.submission_id}"
         # Join before reading the snapshot, so no event falls between the two; the client dedups by seq.
         await self.channel_layer.group_add(self.group_name, self.channel_name)
         await self.accept()
-        await self.send_json({"type": "snapshot", "submission": await self._readable_state(submission_id)})
+        await self._send_snapshot()
 
     async def disconnect(self, code: int) -> None:
         if hasattr(self, "group_name"):
             await self.channel_layer.group_discard(self.group_name, self.channel_name)
 
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any) -> None:
+        raw = text_data if text_data is not None else bytes_data or b""
+        limit = int(settings.WARPLAB_MAX_WS_MESSAGE_BYTES)
+        if len(raw) > limit:
+            await self.close(code=TOO_BIG, reason=f"A message may be at most {limit} bytes.")
+            return
+        try:
+            message = parse_json(raw, limit=limit, what="The message")
+            action = message.get("type") if isinstance(message, dict) else None
+            if action not in ACTIONS:
+                raise BadInput(f"A message must be a JSON object whose type is one of: {', '.join(ACTIONS)}.")
+        except BadInput as exc:
+            await self.send_json({"type": "error", "message": exc.message})
+            return
+        if action == "ping":
+            if await self._readable_state(self.submission_id, with_events=False) is None:
+                await self.close(code=NOT_ALLOWED)
+                return
+            await self.send_json({"type": "pong"})
+        else:
+            await self._send_snapshot()
+
+    async def _send_snapshot(self) -> None:
+        state = await self._readable_state(self.submission_id)
+        if state is None:
+            await self.close(code=NOT_ALLOWED)
+            return
+        await self.send_json({"type": "snapshot", "submission": state})
+
     async def submission_event(self, message: dict) -> None:
         await self.send_json({"type": "event", "event": visibility.event_for(message["event"], self.staff)})
 
     @database_sync_to_async
-    def _readable_state(self, submission_id: int) -> dict | None:
+    def _readable_state(self, submission_id: int, with_events: bool = True) -> dict | None:
         submission = Submission.objects.select_related("exercise").filter(pk=submission_id).first()
-        if submission is None or not services.can_view(self.scope.get("user"), submission):
+        user = self._current_user()
+        if submission is None or not services.can_view(user, submission):
             return None
-        self.staff = visibility.sees_internals(self.scope.get("user"))  # permissions read the database: here
-        return visibility.state_for(services.submission_state(submission), self.staff)
+        self.staff = visibility.sees_internals(user)  # permissions read the database: here
+        return visibility.state_for(services.submission_state(submission, with_events=with_events), self.staff)
+
+    def _current_user(self) -> Any:
+        """The viewer as of now: the session read again (a logout elsewhere counts), the user's roles fresh."""
+        session = self.scope.get("session")
+        if session is not None and session.session_key:
+            fresh = import_module(settings.SESSION_ENGINE).SessionStore(session.session_key)
+            return auth.get_user(SimpleNamespace(session=fresh))
+        user = self.scope.get("user")
+        if getattr(user, "is_authenticated", False):
+            return auth.get_user_model().objects.filter(pk=user.pk, is_active=True).first()
+        return None

@@ -12,12 +12,13 @@ import io
 import re
 import secrets
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.utils import timezone
 from django.utils.text import slugify
 
 from labs import course_access, grading, services
@@ -364,6 +365,41 @@ def add_feedback(assignment: Assignment, actor: User, student: User, text: str, 
     return Feedback.objects.create(
         assignment=assignment, student=student, author=actor, submission=submission, text=text[:10000]
     )
+
+
+# --- demo ------------------------------------------------------------------------------------------
+
+
+DEMO_COURSE = "demo-gpu-course"
+DEMO_EXERCISES = ("vector-add", "coalescing", "transpose")
+
+
+@transaction.atomic
+def ensure_demo_course(instructor: User, ta: User, student: User) -> Course:
+    """The demo course: the instructor, a TA, the student enrolled, and an assignment of the first exercises.
+
+    Running it again leaves the course and its assignment as they are (the dates are set once).
+    """
+    course = Course.objects.filter(slug=DEMO_COURSE).first()
+    if course is None:
+        course = Course.objects.create(slug=DEMO_COURSE, title="GPU Programming (demo)", created_by=instructor)
+    _enrol(course, instructor, Role.INSTRUCTOR)
+    _enrol(course, ta, Role.TA)
+    _enrol(course, student, Role.STUDENT)
+    slugs = [s for s in DEMO_EXERCISES if Exercise.objects.filter(slug=s, published=True).exists()]
+    if slugs and not course.assignments.exists():
+        now = timezone.now()
+        create_assignment(
+            course,
+            instructor,
+            title="Memory-bound kernels",
+            release_at=now - timedelta(days=1),
+            due_at=now + timedelta(days=7),
+            close_at=now + timedelta(days=10),
+            items=[ItemSpec(slug) for slug in slugs],
+            late_credit=[0.8, 0.6, 0.4],
+        )
+    return course
 
 
 # --- regrades ------------------------------------------------------------------------------------

@@ -53,8 +53,9 @@ def _fingerprint(name: str, source: str, language: str, boilerplate: list[int] |
     )
 
 
-def _lines(source: str, slices) -> list[tuple[int, str]]:
-    """The source lines that copied character ranges touch, numbered from 1."""
+def _lines(source: str, slices, handed_out: set[str]) -> list[tuple[int, str]]:
+    """The source lines that copied character ranges touch, numbered from 1, but for lines of the starter
+    (a match reaching across from the learner's code into the starter's would otherwise show them)."""
     starts = [0]
     for n, ch in enumerate(source):
         if ch == "\n":
@@ -65,7 +66,8 @@ def _lines(source: str, slices) -> list[tuple[int, str]]:
         last = sum(1 for s in starts if s < int(end))
         touched.update(range(first, last + 1))
     text = source.split("\n")
-    return [(n, text[n - 1]) for n in sorted(touched) if 0 < n <= len(text) and text[n - 1].strip()]
+    shown = [(n, text[n - 1]) for n in sorted(touched) if 0 < n <= len(text) and text[n - 1].strip()]
+    return [(n, line) for n, line in shown if line.strip() not in handed_out]
 
 
 def latest_sources(item: AssignmentExercise) -> list[Submission]:
@@ -91,6 +93,7 @@ def pairs(item: AssignmentExercise, threshold: float = 0.3) -> list[Pair]:
         mine = [r for r in runs if r.language == language]
         starter = (item.exercise.starters or {}).get(language, "")
         boilerplate = list(_fingerprint("starter", starter, language).hashes) if starter else None
+        handed_out = {line.strip() for line in starter.splitlines()}
         prints = {r.pk: _fingerprint(f"s{r.pk}", r.source, language, boilerplate) for r in mine}
         for a, b in itertools.combinations(mine, 2):
             overlap, (sim_a, sim_b), (slices_a, slices_b) = compare_files(prints[a.pk], prints[b.pk])
@@ -100,8 +103,8 @@ def pairs(item: AssignmentExercise, threshold: float = 0.3) -> list[Pair]:
                 Pair(
                     exercise=item.exercise.slug,
                     language=language,
-                    left=Side(a.owner.get_username(), a.pk, float(sim_a), _lines(a.source, slices_a)),
-                    right=Side(b.owner.get_username(), b.pk, float(sim_b), _lines(b.source, slices_b)),
+                    left=Side(a.owner.get_username(), a.pk, float(sim_a), _lines(a.source, slices_a, handed_out)),
+                    right=Side(b.owner.get_username(), b.pk, float(sim_b), _lines(b.source, slices_b, handed_out)),
                 )
             )
     return sorted(found, key=lambda p: -p.similarity)

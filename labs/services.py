@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from gpu_worker.labspec import LabError, load_all
 from gpu_worker.protocol import LANGUAGES, MAX_SOURCE_BYTES, Event, ExerciseRef, Job, Result
-from labs import fleet
+from labs import fleet, fleet_routing, limits
 from labs.lessons.registry import unknown_figures
 from labs.markdown import render_markdown
 from labs.models import Exercise, Membership, Module, Submission, SubmissionEvent
@@ -122,10 +122,10 @@ def ensure_roles() -> dict[str, Group]:
 
 
 def ensure_demo_users(password: str) -> list[User]:
-    """Demo personas `student`, `instructor` and `admin`, all with `password`."""
+    """Demo personas `student`, `ta` (a teaching assistant, in the demo course), `instructor` and `admin`."""
     groups = ensure_roles()
     users = []
-    for username, group in (("student", STUDENTS), ("instructor", INSTRUCTORS), ("admin", ADMINS)):
+    for username, group in (("student", STUDENTS), ("ta", STUDENTS), ("instructor", INSTRUCTORS), ("admin", ADMINS)):
         user, _ = User.objects.get_or_create(username=username)
         user.is_staff = username in ("instructor", "admin")
         user.is_superuser = username == "admin"
@@ -149,13 +149,7 @@ def can_view(user: Any, submission: Submission) -> bool:
 # --- runs ----------------------------------------------------------------------------------------
 
 
-def _queue_for(exercise: Exercise) -> str:
-    return exercise.pool or settings.WARPLAB_DEFAULT_QUEUE
-
-
-def _validate_submission(
-    user: User, exercise_slug: Any, language: Any, source: Any, rate_limited: bool = True
-) -> Exercise:
+def _validate_submission(user: User, exercise_slug: Any, language: Any, source: Any) -> Exercise:
     if not isinstance(exercise_slug, str) or not exercise_slug:
         raise SubmissionRejected("Say which exercise this is for ('exercise').")
     exercise = Exercise.objects.filter(slug=exercise_slug, published=True).first()
@@ -169,9 +163,6 @@ def _validate_submission(
         raise SubmissionRejected("The source is empty.")
     if len(source.encode()) > MAX_SOURCE_BYTES:
         raise SubmissionRejected(f"The source is over the {MAX_SOURCE_BYTES // 1024} KiB limit.", status=413)
-    recent = Submission.objects.filter(owner=user, created_at__gte=timezone.now() - timedelta(minutes=1)).count()
-    if rate_limited and recent >= settings.WARPLAB_RUNS_PER_MINUTE:
-        raise SubmissionRejected("Too many runs in the last minute; wait a little and try again.", status=429)
     return exercise
 
 
@@ -196,28 +187,65 @@ def build_job(submission: Submission) -> Job:
 
 
 def submit_run(
-    user: User, exercise_slug: Any, language: Any, source: Any, *, queue: str = "", rate_limited: bool = True
+    user: User,
+    exercise_slug: Any,
+    language: Any,
+    source: Any,
+    *,
+    queue: str = "",
+    rate_limited: bool = True,
+    lane: str = "practice",
 ) -> Submission:
-    """Save a learner's run and queue its job; a rejected one saves nothing.
+    """Save a learner's run and queue its job on the least-loaded pool of its lane; a rejected one saves nothing.
 
-    A regrade (`labs.course_services.start_regrade`) passes the original run's queue, so the re-execution
-    lands on the same kind of slice, and is not held to the learner's rate limit.
+    `lane` is "graded" for runs whose timings count (exclusive slices only), else "practice".
+    A learner's run is held to the abuse limits (`labs.limits`: rate, one in flight, the lab's queue cap)
+    and the GPU-seconds budget. A regrade (`labs.course_services.start_regrade`) passes the original run's
+    queue, so the re-execution lands on the same kind of slice, and is held to none of them.
+    The queued event says the run's place and expected wait, and why it waits if no worker serves it.
     """
+    exercise = _validate_submission(user, exercise_slug, language, source)
+    queue = queue or fleet_routing.route(exercise, lane).queue
+    if not rate_limited:
+        submission, queued = _save_run(user, exercise, language, source, queue, lane)
+        _broadcast(submission, queued)
+        return submission
+    in_flight = (Status.QUEUED, Status.RUNNING)
+    try:
+        fleet_routing.check_gpu_budget(user, queue)
+        limits.check_queue_cap(Submission.objects.filter(status=Status.QUEUED).count())
+        limits.take_run_slot(user)
+        with limits.learner_lock(user):
+            limits.check_in_flight(Submission.objects.filter(owner=user, status__in=in_flight).count())
+            submission, queued = _save_run(user, exercise, language, source, queue, lane)
+    except fleet_routing.OverGpuBudget as exc:
+        raise SubmissionRejected(exc.message, status=429) from exc
+    except limits.LimitReached as exc:
+        raise SubmissionRejected(exc.message, exc.status) from None
+    _broadcast(submission, queued)
+    return submission
+
+
+def _save_run(
+    user: User, exercise: Exercise, language: str, source: str, queue: str, lane: str
+) -> tuple[Submission, dict]:
     from labsite.celery import app
 
-    exercise = _validate_submission(user, exercise_slug, language, source, rate_limited)
-    queue = queue or _queue_for(exercise)
-    notice = {"message": text} if (text := fleet.queue_notice(queue)) else {}
+    notice = fleet.queue_notice(queue)
     with transaction.atomic():
         submission = Submission.objects.create(
             owner=user, exercise=exercise, language=language, source=source, queue=queue
         )
         job = build_job(submission)
-        queued = Event.of("queued", 1, queue=submission.queue, **notice).to_wire()
+        where = fleet_routing.place(submission)
+        facts: dict[str, Any] = {"queue": submission.queue, "lane": lane, **where}
+        facts["message"] = " ".join(t for t in (notice, f"{where['wait_words'].capitalize()}.") if t)
+        if fleet_routing.is_shared(queue):
+            facts["indicative"] = fleet_routing.SHARED_WORDS
+        queued = Event.of("queued", 1, **facts).to_wire()
         _store_event(submission, queued)
         transaction.on_commit(lambda: app.send_task(RUN_TASK, args=[job.to_wire()], queue=submission.queue))
-    _broadcast(submission, queued)
-    return submission
+    return submission, queued
 
 
 def _store_event(submission: Submission, payload: dict) -> bool:
@@ -263,6 +291,8 @@ def record_result(submission_id: int, payload: dict, final_event: dict | None = 
         return
     infrastructure = result.verdict == Verdict.ERROR
     submission.result = result.to_wire()
+    if fleet_routing.is_shared(submission.queue):  # practice on an MPS or time-sliced slice
+        submission.result["indicative"] = fleet_routing.SHARED_WORDS
     submission.verdict = result.verdict
     submission.status = Status.ERROR if infrastructure else Status.DONE
     submission.finished_at = submission.last_event_at = timezone.now()
@@ -271,6 +301,9 @@ def record_result(submission_id: int, payload: dict, final_event: dict | None = 
         final_event = {"type": "error" if infrastructure else "done", "verdict": result.verdict}
         final_event["seq"] = (submission.events.order_by("-seq").values_list("seq", flat=True).first() or 0) + 1
         final_event["message"] = result.message
+        if "indicative" in submission.result:
+            final_event["indicative"] = submission.result["indicative"]
+            final_event["message"] = f"{result.message} (shared GPU: indicative)".strip()
     record_event(submission_id, final_event)
 
 
@@ -309,6 +342,8 @@ def submission_state(submission: Submission, with_events: bool = True) -> dict:
         "url": f"/api/submissions/{submission.pk}",
         "ws_url": f"/ws/submissions/{submission.pk}/",
     }
+    if submission.status == Status.QUEUED:
+        state["place"] = fleet_routing.place(submission)
     if with_events:
         state["source"] = submission.source
         state["result"] = submission.result

@@ -2,12 +2,14 @@
 
 from django.urls import path
 
-from labs.views import api, courses, fleet, fleet_dashboard, fleet_plan, grades, pages
+import labs.converters  # noqa: F401  (registers <id:...>)
+from labs.views import api, calculators, courses, fleet, fleet_dashboard, fleet_plan, grades, pages
 
 app_name = "labs"
 A = "courses/<slug:slug>/a/<slug:assignment_slug>/"
 urlpatterns = [
     path("", pages.module_list, name="module_list"),
+    path("modules/multi-gpu/calculators/", calculators.multigpu_calculators, name="multigpu_calculators"),
     path("modules/<slug:slug>/", pages.module_detail, name="module"),
     path("exercises/<slug:slug>/", pages.exercise_detail, name="exercise"),
     path("fleet/", fleet.fleet_page, name="fleet"),
@@ -16,7 +18,7 @@ urlpatterns = [
     path("fleet/plan/export/<slug:node>/<slug:kind>/", fleet_plan.export_node, name="fleet_export"),
     path("fleet/dashboard/", fleet_dashboard.dashboard_page, name="fleet_dashboard"),
     path("api/submissions", api.submissions, name="api_submissions"),
-    path("api/submissions/<int:submission_id>", api.submission_detail, name="api_submission"),
+    path("api/submissions/<id:submission_id>", api.submission_detail, name="api_submission"),
     path("courses/", courses.course_list, name="courses"),
     path("courses/<slug:slug>/", courses.course_detail, name="course"),
     path("courses/<slug:slug>/people", courses.course_people, name="course_people"),
@@ -28,6 +30,6 @@ urlpatterns = [
     path(A + "students/<str:username>/", grades.student_runs, name="student_runs"),
     path(A + "leaderboard/", grades.leaderboard_page, name="leaderboard"),
     path(A + "regrades", grades.regrade_start, name="regrade_start"),
-    path(A + "regrades/<int:regrade_id>/", grades.regrade_page, name="regrade"),
+    path(A + "regrades/<id:regrade_id>/", grades.regrade_page, name="regrade"),
     path(A + "integrity/", grades.integrity_page, name="integrity"),
 ]

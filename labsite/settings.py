@@ -21,7 +21,25 @@ if not SECRET_KEY:
         raise environ.ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off (see .env.example)")
     SECRET_KEY = "insecure-development-key-do-not-use-in-production"
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
+# Origins (scheme://host[:port]) other than the page's own that may post forms and open WebSockets,
+# e.g. https://lab.example.org behind a TLS proxy.
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+# --- served over TLS (HTTPS=1): HSTS, Secure cookies and the HTTP->HTTPS redirect, each overridable ---
+HTTPS = env.bool("HTTPS", default=False)
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=HTTPS)
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000 if HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=HTTPS)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
+SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=HTTPS)
+CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=HTTPS)
+# Behind a TLS-terminating proxy that sets X-Forwarded-Proto (say so only when the proxy strips a client's own).
+if env.bool("BEHIND_TLS_PROXY", default=False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SESSION_COOKIE_HTTPONLY = True
+X_FRAME_OPTIONS = "DENY"
+# Preloading HSTS is a commitment a deployer makes on purpose (SECURE_HSTS_PRELOAD=1), not a default.
+SILENCED_SYSTEM_CHECKS = env.list("SILENCED_SYSTEM_CHECKS", default=["security.W021"])
 
 INSTALLED_APPS = [
     "daphne",
@@ -32,6 +50,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "channels",
+    "axes",
+    "csp",
     "labs",
 ]
 
@@ -44,7 +64,27 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into its lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# Content-Security-Policy (django-csp): no inline script anywhere; styles may be inline (CodeMirror and
+# plotly.js set them at run time); connect-src 'self' covers the page's own ws:// or wss://.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:", "blob:"],
+        "font-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "frame-ancestors": ["'none'"],
+        "form-action": ["'self'"],
+    }
+}
 
 ROOT_URLCONF = "labsite.urls"
 ASGI_APPLICATION = "labsite.asgi.application"
@@ -73,6 +113,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env("REDIS_URL", default="redis://127.0.0.1:6379/0")
+# Prefix of this site's keys on REDIS_URL: the Channels layer's and the abuse limits' (labs.limits).
+CHANNELS_PREFIX = env("CHANNELS_PREFIX", default="warplab")
 # Longer than channels_redis's 5 s blocking pop, short enough to notice a dead Redis.
 CHANNEL_SOCKET_TIMEOUT = 30.0
 CHANNEL_LAYERS = {
@@ -82,7 +124,7 @@ CHANNEL_LAYERS = {
             # redis-py 8 reads with a 5 s socket timeout by default, as long as channels_redis's blocking
             # BZPOPMIN waits: an idle receive() would raise TimeoutError (django/channels_redis#422).
             "hosts": [{"address": REDIS_URL, "socket_timeout": CHANNEL_SOCKET_TIMEOUT}],
-            "prefix": env("CHANNELS_PREFIX", default="warplab"),
+            "prefix": CHANNELS_PREFIX,
         },
     }
 }
@@ -103,13 +145,33 @@ CELERY_BEAT_SCHEDULE = {
 WARPLAB_DEFAULT_QUEUE = env("WARPLAB_DEFAULT_QUEUE", default="sim")
 # A run with no event for this long past its own wall-clock limit is reported as lost.
 WARPLAB_LOST_AFTER_SECONDS = env.int("WARPLAB_LOST_AFTER_SECONDS", default=120)
+# Abuse limits (labs.limits): runs per learner per sliding minute; runs a learner may have queued or running
+# at once (0: no limit); queued runs across the lab before a submit is answered 503 (0: no cap).
 WARPLAB_RUNS_PER_MINUTE = env.int("WARPLAB_RUNS_PER_MINUTE", default=20)
+WARPLAB_RUNS_IN_FLIGHT = env.int("WARPLAB_RUNS_IN_FLIGHT", default=1)
+WARPLAB_QUEUE_CAP = env.int("WARPLAB_QUEUE_CAP", default=200)
+# Largest request body (with or without Content-Length) and WebSocket message, in bytes.
+WARPLAB_MAX_BODY_BYTES = env.int("WARPLAB_MAX_BODY_BYTES", default=1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = WARPLAB_MAX_BODY_BYTES
+WARPLAB_MAX_WS_MESSAGE_BYTES = env.int("WARPLAB_MAX_WS_MESSAGE_BYTES", default=4096)
+# GPU-seconds a learner's runs may hold a slice in any 24 hours (0: no cap); the simulator is never capped.
+WARPLAB_GPU_SECONDS_PER_DAY = env.float("WARPLAB_GPU_SECONDS_PER_DAY", default=3600.0)
 WARPLAB_CONTENT_DIR = env.path("WARPLAB_CONTENT_DIR", default=BASE_DIR / "labs" / "content")
 LAB_DEMO_PASSWORD = env("LAB_DEMO_PASSWORD", default="")
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
+AUTHENTICATION_BACKENDS = [
+    # django-axes first: it refuses a locked-out username from that address before a password is checked.
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = env.float("AXES_COOLOFF_HOURS", default=0.25)  # hours
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
@@ -123,6 +185,8 @@ STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 SERVESTATIC_USE_FINDERS = DEBUG
 SERVESTATIC_AUTOREFRESH = DEBUG
+
+CSRF_FAILURE_VIEW = "labs.views.errors.csrf_failure"
 
 LOGGING = {
     "version": 1,

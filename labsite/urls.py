@@ -8,3 +8,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("labs.urls")),
 ]
+
+handler400 = "labs.views.errors.bad_request"
+handler403 = "labs.views.errors.permission_denied"
+handler404 = "labs.views.errors.page_not_found"
+handler500 = "labs.views.errors.server_error"

@@ -213,8 +213,7 @@ def run_policy_job(job: Job, emit: Any, backend: str = "sim") -> Result:
         return finish("runtime_error", f"the policy's messages were malformed ({exc}); did it write to our pipe?")
     except Exception as exc:  # ours: the sandbox failed
         return finish("error", f"the worker failed to run the policy: {type(exc).__name__}: {exc}")
-    if collector.uid is not None:
-        isolation = {**isolation, "uid": collector.uid}
+    isolation = {**isolation, "uid": run.info["uid"]}  # the sandbox's lease, not the child's word
     printed = {"output": run.output, "output_truncated": run.output_truncated}
     if run.timed_out:
         return finish(

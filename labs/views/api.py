@@ -1,46 +1,63 @@
-"""JSON API: submit a run, list one's runs, read one run. Session auth with CSRF."""
+"""JSON API: submit a run, list one's runs, read one run. Session auth with CSRF.
 
-import json
+Bodies and parameters are validated in one place (`labs.api_input`); every refusal is
+a JSON `{"error": message}` with a 4xx status, never a server error.
+"""
+
+from collections.abc import Callable
+from functools import wraps
 
 from django.http import HttpRequest, JsonResponse
-from django.views.decorators.http import require_GET, require_http_methods
 
 from labs import services, visibility
+from labs.api_input import BadInput, query_text, submission_input
 from labs.models import Submission
 
 
-def _error(message: str, status: int) -> JsonResponse:
+def error(message: str, status: int) -> JsonResponse:
     return JsonResponse({"error": message}, status=status)
 
 
-@require_http_methods(["GET", "POST"])
+def api_view(*methods: str) -> Callable:
+    """Allow only `methods`, need a login, and answer `BadInput` as its 4xx: the API's one door."""
+
+    def decorate(view: Callable) -> Callable:
+        @wraps(view)
+        def wrapper(request: HttpRequest, *args, **kwargs) -> JsonResponse:
+            if request.method not in methods:
+                response = error(f"Use {' or '.join(methods)} here, not {request.method}.", 405)
+                response["Allow"] = ", ".join(methods)
+                return response
+            if not request.user.is_authenticated:
+                return error("Log in first.", 401)
+            try:
+                return view(request, *args, **kwargs)
+            except BadInput as exc:
+                return error(exc.message, exc.status)
+            except services.SubmissionRejected as exc:
+                return error(exc.message, exc.status)
+
+        return wrapper
+
+    return decorate
+
+
+@api_view("GET", "POST")
 def submissions(request: HttpRequest) -> JsonResponse:
-    if not request.user.is_authenticated:
-        return _error("Log in first.", 401)
     if request.method == "GET":
         mine = Submission.objects.filter(owner=request.user).select_related("exercise")
-        if slug := request.GET.get("exercise"):
+        if slug := query_text(request, "exercise"):
             mine = mine.filter(exercise__slug=slug)
         return JsonResponse({"submissions": [services.submission_state(s, with_events=False) for s in mine[:50]]})
-    try:
-        body = json.loads(request.body or b"")
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return _error("The request body is not valid JSON.", 400)
-    if not isinstance(body, dict):
-        return _error("The request body must be a JSON object with exercise, language and source.", 400)
-    try:
-        submission = services.submit_run(request.user, body.get("exercise"), body.get("language"), body.get("source"))
-    except services.SubmissionRejected as exc:
-        return _error(exc.message, exc.status)
+    run = submission_input(request)
+    submission = services.submit_run(request.user, run.exercise, run.language, run.source)
     return JsonResponse(services.submission_state(submission, with_events=False), status=201)
 
 
-@require_GET
+@api_view("GET")
 def submission_detail(request: HttpRequest, submission_id: int) -> JsonResponse:
-    if not request.user.is_authenticated:
-        return _error("Log in first.", 401)
     submission = Submission.objects.select_related("exercise").filter(pk=submission_id).first()
     if submission is None or not services.can_view(request.user, submission):
-        return _error("No such submission.", 404)
+        return error("No such submission.", 404)
     state = services.submission_state(submission)
     return JsonResponse(visibility.state_for(state, visibility.sees_internals(request.user)))

@@ -114,10 +114,11 @@ def course_detail(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-@require_POST
 def course_people(request: HttpRequest, slug: str) -> HttpResponse:
-    """Add staff, enrol a CSV roster, fill a group or choose how boards name students."""
+    """Add staff, enrol a CSV roster, fill a group or choose how boards name students (GET: the course page)."""
     course = course_or_404(request.user, slug)
+    if request.method != "POST":
+        return redirect("labs:course", course.slug)
     require(course_access.may_run(course, request.user), "Only the course's instructors change its people.")
     action = request.POST.get("action")
     try:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from engine_factories import vector_add_lab
 
-from gpu_worker import sandbox
+from gpu_worker import sandbox, uid_pool
 from gpu_worker.protocol import Limits
 
 STAND_IN = """
@@ -103,9 +103,9 @@ def test_the_profiler_writes_its_log_after_the_child_has_ended(profiled):
     assert not profiled["run"].timed_out
 
 
-def test_the_learner_still_runs_as_nobody_under_the_profiler(profiled):
+def test_the_learner_still_runs_as_the_jobs_own_uid_under_the_profiler(profiled):
     hello = next(m for m in profiled["messages"] if m["type"] == "hello")
-    assert hello["uid"] == sandbox.NOBODY
+    assert hello["uid"] == profiled["run"].info["uid"] and hello["uid"] in (sandbox.NOBODY, *uid_pool.uid_range())
     assert profiled["run"].info["wrapped_by"] == os.path.basename(sys.executable)
 
 

@@ -6,6 +6,12 @@ from labs import services
 from tests.labs.factories import make_admin, make_instructor, make_student
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """The personas' passwords hashed cheaply (no test here checks hashing strength; a login takes ~1 s otherwise)."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def labs_loaded(db):
     services.sync_labs()
@@ -29,3 +35,16 @@ def ian(db):
 @pytest.fixture
 def ada(db):
     return make_admin("ada")
+
+
+@pytest.fixture(scope="module")
+def labs_once(django_db_setup, django_db_blocker):
+    """The lab content loaded once for a module whose tests each roll back (plain `db` tests only)."""
+    from labs.models import Exercise, Module
+
+    with django_db_blocker.unblock():
+        services.sync_labs()
+    yield
+    with django_db_blocker.unblock():
+        Exercise.objects.all().delete()
+        Module.objects.all().delete()

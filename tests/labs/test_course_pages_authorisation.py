@@ -27,6 +27,9 @@ READS = {
     "/courses/{c}/a/{a}/integrity/": (DENIED, HIDDEN, OK, HIDDEN, OK, OK),
     "/courses/{c}/a/{a}/regrades/{r}/": (DENIED, HIDDEN, OK, HIDDEN, OK, OK),
     "/courses/{c}/assignments/new": (DENIED, HIDDEN, DENIED, HIDDEN, OK, OK),
+    # the fleet's planner and dashboard are the admins' alone, staff or not
+    "/fleet/plan/": (DENIED, DENIED, DENIED, DENIED, DENIED, OK),
+    "/fleet/dashboard/": (DENIED, DENIED, DENIED, DENIED, DENIED, OK),
 }
 FOUND = 302  # a change that worked redirects to the page showing it
 WRITES = {
@@ -34,12 +37,14 @@ WRITES = {
     ("/courses/{c}/a/{a}/overrides", "override"): (DENIED, HIDDEN, DENIED, HIDDEN, FOUND, FOUND),
     ("/courses/{c}/a/{a}/regrades", "regrade"): (DENIED, HIDDEN, DENIED, HIDDEN, FOUND, FOUND),
     ("/courses/{c}/a/{a}/students/alice/", "feedback"): (DENIED, HIDDEN, FOUND, HIDDEN, FOUND, FOUND),
+    ("/fleet/plan/", "fleet_node"): (DENIED, DENIED, DENIED, DENIED, DENIED, FOUND),
 }
 BODIES = {
     "board_names": {"action": "board_names", "board_names": "named"},
     "override": {"student": "alice", "due_at": "2030-01-01T00:00"},
     "regrade": {},
     "feedback": {"text": "Try a grid-stride loop."},
+    "fleet_node": {"action": "add-node", "name": "lab9", "hostname": ""},
 }
 
 

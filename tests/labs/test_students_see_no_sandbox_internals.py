@@ -46,7 +46,9 @@ def test_the_stored_document_stays_whole(run):
 async def test_alice_s_stream_leaves_out_the_internals_live_too(alice, labs_loaded):
     submission = await sync_to_async(services.submit_run)(alice, "vector-add", "numba", "print('hi')")
     ws = WebsocketCommunicator(
-        application, f"/ws/submissions/{submission.pk}/", headers=[(b"origin", b"http://127.0.0.1")]
+        application,
+        f"/ws/submissions/{submission.pk}/",
+        headers=[(b"origin", b"http://127.0.0.1"), (b"host", b"127.0.0.1")],
     )
     ws.scope["user"] = alice
     assert (await ws.connect())[0]

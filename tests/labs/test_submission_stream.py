@@ -16,7 +16,9 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.integration]
 
 def connect(user, submission_id: int) -> WebsocketCommunicator:
     communicator = WebsocketCommunicator(
-        application, f"/ws/submissions/{submission_id}/", headers=[(b"origin", b"http://127.0.0.1")]
+        application,
+        f"/ws/submissions/{submission_id}/",
+        headers=[(b"origin", b"http://127.0.0.1"), (b"host", b"127.0.0.1")],
     )
     communicator.scope["user"] = user  # what AuthMiddlewareStack would have put there from the session
     return communicator

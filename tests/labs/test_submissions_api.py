@@ -88,7 +88,7 @@ def test_it_refuses_a_post_without_the_csrf_token(alice, labs_loaded):
 
 
 def test_it_limits_the_runs_per_minute(alice_client, settings):
-    settings.WARPLAB_RUNS_PER_MINUTE = 2
+    settings.WARPLAB_RUNS_PER_MINUTE, settings.WARPLAB_RUNS_IN_FLIGHT = 2, 0
     codes = [
         post(alice_client, {"exercise": "vector-add", "language": "numba", "source": GOOD}).status_code
         for _ in range(3)

@@ -1,11 +1,11 @@
-"""`manage.py create_demo_users`: the demo personas student, instructor and admin."""
+"""`manage.py create_demo_users`: the demo personas student, ta, instructor and admin, and the demo course."""
 
 import secrets
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from labs import services
+from labs import course_services, services
 
 
 class Command(BaseCommand):
@@ -17,5 +17,7 @@ class Command(BaseCommand):
     def handle(self, *args, password=None, **options):
         password = password or settings.LAB_DEMO_PASSWORD or secrets.token_urlsafe(9)
         users = services.ensure_demo_users(password)
+        by_name = {u.get_username(): u for u in users}
+        course = course_services.ensure_demo_course(by_name["instructor"], by_name["ta"], by_name["student"])
         names = ", ".join(u.get_username() for u in users)
-        self.stdout.write(f"demo accounts: {names}; password: {password}")
+        self.stdout.write(f"demo accounts: {names}; password: {password}; demo course: /courses/{course.slug}/")

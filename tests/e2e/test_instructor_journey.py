@@ -1,0 +1,97 @@
+"""The instructor's main journey in a real browser: a course, students by CSV and by join code, an assignment of
+three exercises with an extension, a student's run, the gradebook, the CSV export and the leaderboard."""
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.utils import timezone
+
+from gpu_worker.labspec import find_lab
+from tests.e2e.browser import BrowserTestCase
+from tests.labs.factories import make_instructor
+
+REFERENCE = {case.name: case for case in find_lab("vector-add").cases}["reference-numba"]
+
+
+def _local(when) -> str:
+    return when.strftime("%Y-%m-%dT%H:%M")
+
+
+@pytest.mark.e2e
+@pytest.mark.integration
+class InstructorJourneyTests(BrowserTestCase):
+    def test_ian_runs_a_course_from_creation_to_the_gradebook(self):
+        make_instructor("ian")
+        page = self.log_in("ian")
+        page.click("#nav-courses")
+        page.fill("#course-title", "GPU Programming")
+        page.click("#create-course")
+        page.wait_for_selector("#course-name")
+        course_url = page.url
+        page.fill("#roster-text", "username,email,phone\nbob,bob@example.org,1\n")
+        page.click("#enrol-roster")
+        assert "unknown column 'phone'" in page.inner_text("#form-error")
+        page.fill("#roster-text", "username,email,group\nbob,bob@example.org,s1\n")
+        page.click("#enrol-roster")
+        assert "Enrolled 1 (bob); new accounts: bob" in page.inner_text("#roster-report")
+        code = page.inner_text("#join-code-value")
+
+        student = self.browser.new_context().new_page()
+        student.goto(f"{self.live_server_url}/accounts/login/")
+        student.fill("input[name=username]", "alice")
+        student.fill("input[name=password]", "correct-horse-battery")
+        student.click("#login")
+        student.goto(f"{self.live_server_url}/courses/")
+        student.fill("#join-code", code)
+        student.click("#join")
+        student.wait_for_selector("#course-name")
+        assert student.inner_text("#role") == "student"
+
+        page.goto(course_url)
+        page.wait_for_selector("#members")
+        assert page.locator('#members tr[data-user="alice"]').count() == 1
+        page.click("#new-assignment")
+        now = timezone.now()
+        page.fill("#a-title", "Memory bound")
+        page.fill("#a-release", _local(now - timedelta(days=1)))
+        page.fill("#a-due", _local(now - timedelta(days=2)))
+        for slug in ("vector-add", "coalescing", "transpose"):
+            page.check(f"#ex-{slug}")
+        page.click("#create-assignment")
+        assert "due date is before the release" in page.inner_text("#form-error")
+        page.fill("#a-due", _local(now + timedelta(days=7)))
+        page.fill("#a-late", "0.8, 0.5")
+        for slug in ("vector-add", "coalescing", "transpose"):
+            page.check(f"#ex-{slug}")
+        page.click("#create-assignment")
+        page.wait_for_selector("#assignment-title")
+        assert page.locator("#items tr[data-exercise]").count() == 3
+        page.fill("#o-student", "bob")
+        page.fill("#o-due", _local(now + timedelta(days=9)))
+        page.click("#add-override")
+        page.wait_for_selector("#overrides")
+        assert "bob: due" in page.inner_text("#overrides")
+        assignment_url = page.url
+
+        student.goto(assignment_url)
+        student.click('#items tr[data-exercise="vector-add"] a')
+        student.wait_for_selector(".cm-content")
+        self.page, ian_page = student, page
+        assert self.submit(REFERENCE.source) == "accepted"
+
+        ian_page.goto(assignment_url)
+        ian_page.click("text=Gradebook")
+        cell = ian_page.locator('#gradebook tr[data-student="alice"] td[data-exercise="vector-add"]')
+        assert "1 attempt" in cell.inner_text()
+        cell.locator("a").click()
+        ian_page.wait_for_selector(".run")
+        assert "practice, indicative: the sim backend" in ian_page.inner_text(".run")
+        ian_page.go_back()
+        with ian_page.expect_download() as download:
+            ian_page.click("#export-canvas")
+        header = Path(download.value.path()).read_text().splitlines()[0]
+        assert header == "Student,ID,SIS User ID,SIS Login ID,Section,Memory bound"
+        ian_page.goto(assignment_url)
+        ian_page.click("#leaderboard-link")
+        assert "No ranked run yet" in ian_page.inner_text("#board-vector-add")
