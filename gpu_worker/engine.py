@@ -349,17 +349,7 @@ def _run_job(job: Job, emit: Emit, backend: str, uid: int | None, module_rules: 
     send("started", backend=backend_name, device=device, worker=_worker(backend_name), sandbox=isolation)
     if rejection:
         return finish("rejected", rejection, sandbox=isolation)
-    for r in runs:
-        r.pop("threads_per_block", None)
-    request: dict[str, Any] = {
-        "backend": backend_name,
-        "language": job.exercise.language,
-        "source": job.source,
-        "entry": job.exercise.entry,
-        "args": [a.model_dump() for a in job.exercise.harness.args_for(job.exercise.language)],
-        "runs": runs,
-        "module_rules": module_rules,
-    }
+    request = _request(job, backend_name, runs, module_rules)
     judge = _Judge(job, runs, send, analysis.source_label(backend_name, device))
     lock_fd = None
     if backend_name == "cuda":  # GPU measurements: occupancy and timing per size, under the per-GPU lock
@@ -427,8 +417,6 @@ def _run_job(job: Job, emit: Emit, backend: str, uid: int | None, module_rules: 
                 job.reference,
             )
         )
-    if verdict == "accepted" and backend_name == "cuda":  # the counters, once, after the measured run
-        gpu_fields["profile"] = profiling.profile_job(job, runs, request, limits, send, device=device)
     if state.occupancy is not None:
         gpu_fields["occupancy"] = {**(gpu_fields.get("occupancy") or {}), "calculator": state.occupancy}
     judged = goals.judge(
@@ -456,6 +444,45 @@ def _run_job(job: Job, emit: Emit, backend: str, uid: int | None, module_rules: 
         figures=state.figures,
         **gpu_fields,
     )
+
+
+def _request(job: Job, backend: str, runs: list[dict[str, Any]], module_rules: bool = True) -> dict[str, Any]:
+    """The child's request: the learner's source, the exercise's arguments and one launch per size."""
+    for r in runs:
+        r.pop("threads_per_block", None)
+    return {
+        "backend": backend,
+        "language": job.exercise.language,
+        "source": job.source,
+        "entry": job.exercise.entry,
+        "args": [a.model_dump() for a in job.exercise.harness.args_for(job.exercise.language)],
+        "runs": runs,
+        "module_rules": module_rules,
+    }
+
+
+PROFILE_FIRST_SEQ = 10_000  # a profile's events follow the run's, whatever their count
+
+
+def run_profile(job: Job, emit: Emit, backend: str = "cuda") -> dict[str, Any] | None:
+    """Nsight Compute for a run already judged, on the profile lane: never on any learner's verdict path.
+
+    The kernel is compiled again and launched once under ncu in its own sandboxed child
+    (`gpu_worker.profiling`); emits one `profile` event and returns its facts (None off a GPU).
+    """
+    counter = itertools.count(PROFILE_FIRST_SEQ)
+
+    def send(kind: str, **fields: Any) -> None:
+        emit(Event.of(kind, next(counter), **fields))
+
+    try:
+        runs = _runs(job, backend)
+    except LaunchRejected as exc:
+        facts = profiling.unavailable(f"launch rejected: {exc}")
+        send("profile", **facts)
+        return facts
+    request = _request(job, backend, runs)
+    return profiling.profile_job(job, runs, request, job.exercise.limits, send, device=device_name(backend))
 
 
 def _extra_processes(backend: str, runs: list[dict[str, Any]]) -> int:
