@@ -226,6 +226,13 @@ class _Judge:
             self.send("check", index=index, **info.model_dump())
 
 
+def checks_passed(count: int) -> str:
+    """ "1 check passed", "both checks passed", "all 3 checks passed": the accepted verdict's sentence."""
+    if count == 1:
+        return "1 check passed"
+    return "both checks passed" if count == 2 else f"all {count} checks passed"
+
+
 def _verdict(state: _State, run: sandbox.SandboxRun, runs: list[dict[str, Any]], wall_limit: float) -> tuple[str, str]:
     if run.timed_out:
         return "timeout", f"time limit exceeded: the job ran longer than {wall_limit:g} s (wall clock) and was stopped"
@@ -239,7 +246,7 @@ def _verdict(state: _State, run: sandbox.SandboxRun, runs: list[dict[str, Any]],
             first = failed[0]
             where = f" for {first.sizes}" if first.sizes else ""
             return "wrong_answer", f"output {first.output!r}{where}: {first.message}"
-        return "accepted", f"all {len(state.checks)} checks passed"
+        return "accepted", checks_passed(len(state.checks))
     code = run.returncode
     if run.oom_kills:
         limit = run.info.get("cgroup", {}).get("memory_mb", "its")

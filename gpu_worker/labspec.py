@@ -251,6 +251,11 @@ def load_lab(folder: Path, module: ModuleSpec | None = None) -> Lab:
     if spec.slug != folder.name:
         raise LabError(f"{path}: field 'slug': {spec.slug!r} must match the folder name {folder.name!r}")
     _check_formulas(path, spec)
+    if spec.limits.gpus > 1 and not spec.pool:
+        raise LabError(
+            f"{path}: field 'pool': a lab with limits.gpus {spec.limits.gpus} must name the pool (queue) whose "
+            "workers own that many GPUs"
+        )
     statement_path = folder / "README.md"
     if not statement_path.exists():
         raise LabError(f"{statement_path}: file is missing")

@@ -151,6 +151,8 @@ class Harness(Model):
 
 
 class Limits(Model):
+    """A run's resources; `gpus` is how many GPUs one run needs (gpu_worker.placement)."""
+
     wall_seconds: float = 30.0
     cpu_seconds: int = 60
     memory_mb: int = 4096
@@ -160,6 +162,7 @@ class Limits(Model):
     tmp_mb: int = 512  # the job's /tmp (a tmpfs), also counted in its memory
     cpus: float = 2.0  # CPU bandwidth of the whole job, in cores (its cgroup's quota)
     gpu_memory_mb: int = 32768  # CuPy's memory pool limit in the child
+    gpus: int = Field(default=1, ge=1, le=8)
 
 
 class ExerciseRef(Model):

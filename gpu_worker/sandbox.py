@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpu_worker import cgroups, kernel_cache, syscall_filter, uid_pool
+from gpu_worker import cgroups, kernel_cache, placement, syscall_filter, uid_pool
 from gpu_worker.protocol import Limits
 from gpu_worker.wire import MessageReader
 
@@ -93,6 +93,7 @@ class _Plan:
     limits: list[tuple[int, int]] = field(default_factory=list)
     cgroup: dict[str, int | float] | None = None  # the job cgroup's limits, made at start
     seccomp: bool = False  # whether argv holds `--seccomp SECCOMP_FD`, to be replaced by a fresh fd at start
+    profiler: bool = False  # a profiler runs in front of the child (its filter allows ptrace and perf events)
 
 
 def _toolkit_root() -> Path | None:
@@ -136,6 +137,7 @@ def _read_only_paths(extra: Sequence[Path] = ()) -> list[Path]:
     return unique
 
 
+CUDA_HOST_MEMORY_MB = 16384  # a GPU job's host memory: CUDA's libraries, pinned buffers and host copies of sizes
 SECCOMP_FD = "SECCOMP_FD"  # placeholder in a plan's argv for the filter's fd, made afresh for every start
 
 
@@ -172,7 +174,7 @@ def _bwrap_args(
     args += ["--ro-bind", str(stub / "passwd"), "/etc/passwd", "--ro-bind", str(stub / "group"), "/etc/group"]
     size = ["--size", str(tmp_bytes)] if tmp_bytes is not None else []
     args += ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", *size, "--tmpfs", "/tmp"]
-    if wrapped:  # a profiler in front of the child may share memory with it through /dev/shm
+    if wrapped:  # a profiler in front of the child, or NCCL's ranks, share memory through /dev/shm
         args += ["--perms", "1777", *size, "--tmpfs", "/dev/shm"]
     made = {Path("/"), Path("/etc"), Path("/tmp"), Path("/usr")}
     binds = [("--ro-bind", p) for p in _read_only_paths(read_only)] + [("--bind", Path(p)) for p in writable]
@@ -286,7 +288,7 @@ def _bwrap_has(option: str) -> bool:
 
 def _containment(backend: str, limits: Limits, extra_processes: int) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """What bounds the whole job (a cgroup, or only rlimits) in words, and the cgroup's limits if there is one."""
-    memory_mb = limits.memory_mb
+    memory_mb = max(limits.memory_mb, CUDA_HOST_MEMORY_MB) if backend == "cuda" else limits.memory_mb
     where = cgroups.available()
     if where is None:
         return {"containment": "rlimits only (no cgroup this worker may create)"}, None
@@ -320,6 +322,8 @@ def plan(
     `child_module` is the child's entry point (a scheduling policy has its own).
     """
     root_mode = os.geteuid() == 0
+    several = backend == "cuda" and limits.gpus > 1  # NCCL ranks: their threads, /dev/shm and environment
+    extra_processes += placement.extra_threads(limits.gpus) if several else 0
     chosen, described = _rlimits(backend, limits, extra_processes)
     contained, cgroup_limits = _containment(backend, limits, extra_processes)
     seed = kernel_cache.seed_dir()
@@ -342,11 +346,17 @@ def plan(
             "uid_switch": "setresuid in the child (worker runs as root)" if root_mode else "user namespace",
             "tmp_mb": limits.tmp_mb if tmp_bytes is not None else "uncapped (this bwrap has no --size)",
             "user_namespaces": "denied by seccomp" if root_mode else "--disable-userns and seccomp",
-            **syscall_filter.describe(),
+            **syscall_filter.describe(profiler=bool(wrapper)),
         }
         info_args = ["--info-fd", str(info_fd)] if info_fd is not None else []
         sandbox_args = _bwrap_args(
-            backend, root_mode, read_only, writable, wrapped=bool(wrapper), tmp_bytes=tmp_bytes, seccomp=seccomp
+            backend,
+            root_mode,
+            read_only,
+            writable,
+            wrapped=bool(wrapper) or several,
+            tmp_bytes=tmp_bytes,
+            seccomp=seccomp,
         )
         argv = [bwrap, *sandbox_args, *info_args, "--", *command]
     elif shutil.which("unshare"):
@@ -375,7 +385,13 @@ def plan(
     if backend == "cuda":  # CuPy's memory pool stops there; set by us, before any learner's code runs
         env["CUPY_GPU_MEMORY_LIMIT"] = str(limits.gpu_memory_mb * 1024 * 1024)
         info["gpu_memory_mb"] = limits.gpu_memory_mb
-    return _Plan(argv, env, info, NOBODY if root_mode else None, chosen, cgroup_limits, seccomp)
+    if several:
+        from gpu_worker.settings import WorkerSettings
+
+        owned = placement.worker_gpus(declared=WorkerSettings().gpus)
+        env |= placement.job_environment(limits.gpus, owned)
+        info["gpus"] = env["CUDA_VISIBLE_DEVICES"]
+    return _Plan(argv, env, info, NOBODY if root_mode else None, chosen, cgroup_limits, seccomp, bool(wrapper))
 
 
 def describe(backend: str, limits: Limits, extra_processes: int = 0, uid: int | None = None) -> dict[str, Any]:
@@ -395,7 +411,7 @@ class _Session:
             )
         argv, filter_fd = the_plan.argv, None
         if the_plan.seccomp:
-            filter_fd = syscall_filter.program_fd()
+            filter_fd = syscall_filter.program_fd(the_plan.profiler)
             argv = [str(filter_fd) if a == SECCOMP_FD else a for a in argv]
         try:
             self.proc = subprocess.Popen(

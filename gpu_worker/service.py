@@ -26,7 +26,7 @@ from celery.signals import worker_process_init
 from celery.utils.nodenames import host_format
 from pydantic import ValidationError
 
-from gpu_worker import heartbeat, preflight, spare
+from gpu_worker import heartbeat, placement, preflight, spare
 from gpu_worker.heartbeat import Heart
 from gpu_worker.protocol import Event, Job, Result
 from gpu_worker.settings import WorkerSettings
@@ -124,8 +124,14 @@ def run_job(self: Any, payload: dict) -> str:
     if redelivered:
         reporter(Event.of("log", 1, message="A worker was lost during this run; it is being run again."))
     started = time.monotonic()
+    backend = job.backend or settings.backend
+    owned = len(placement.worker_gpus(declared=settings.gpus))
+    if (why := placement.refusal(job.exercise.limits.gpus, backend, owned)) is not None:
+        result = Result(submission_id=job.submission_id, verdict="error", backend=backend, device="none", message=why)
+        reporter.finish(result)
+        return result.verdict
     try:
-        result = run_in_engine(job, reporter, backend=job.backend or settings.backend)
+        result = run_in_engine(job, reporter, backend=backend)
     except SoftTimeLimitExceeded:
         result = Result(
             submission_id=job.submission_id,

@@ -5,7 +5,20 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from labs import fleet_services
-from labs.models import Exercise, Gpu, Module, Node, Pool, Slice, Submission, SubmissionEvent, Worker
+from labs.models import (
+    Course,
+    Exercise,
+    Gpu,
+    LtiPlatform,
+    Membership,
+    Module,
+    Node,
+    Pool,
+    Slice,
+    Submission,
+    SubmissionEvent,
+    Worker,
+)
 
 
 @admin.register(Module)
@@ -117,6 +130,33 @@ class SliceAdmin(admin.ModelAdmin):
 class WorkerAdmin(admin.ModelAdmin):
     list_display = ("name", "slice", "replica")
     readonly_fields = ("name", "slice", "replica")
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    readonly_fields = ("joined_at",)
+
+
+@admin.register(Course)
+class CourseAdmin(admin.ModelAdmin):
+    """Courses are run on their own pages (/courses/...); the admin lists them and their members."""
+
+    list_display = ("title", "slug", "join_code", "board_names", "created_by")
+    readonly_fields = ("join_code", "created_by", "created_at")
+    inlines = [MembershipInline]
+
+
+@admin.register(LtiPlatform)
+class LtiPlatformAdmin(admin.ModelAdmin):
+    """Registered with `manage.py register_lti_platform`, which makes the tool's keys; the private key is not shown."""
+
+    list_display = ("name", "issuer", "client_id")
+    exclude = ("tool_private_key",)
+    readonly_fields = ("tool_public_key",)
 
     def has_add_permission(self, request) -> bool:
         return False

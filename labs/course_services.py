@@ -84,7 +84,7 @@ def create_course(actor: User, title: str, slug: str = "") -> Course:
     return course
 
 
-def _enrol(course: Course, user: User, role: str) -> Membership:
+def enrol_member(course: Course, user: User, role: str) -> Membership:
     membership = Membership.objects.filter(course=course, user=user).first()
     if membership is None:
         pseudonym = _pseudonym(course) if role == Role.STUDENT else ""
@@ -104,7 +104,7 @@ def add_staff(course: Course, actor: User, username: str, role: str = Role.TA) -
     user = User.objects.filter(username=(username or "").strip()).first()
     if user is None:
         raise CourseInputError(f"There is no user called '{username}'.", "username")
-    return _enrol(course, user, role)
+    return enrol_member(course, user, role)
 
 
 @transaction.atomic
@@ -114,7 +114,7 @@ def join_course(user: User, code: str) -> Membership:
     if course is None:
         raise CourseInputError("No course has that join code.", "code")
     existing = Membership.objects.filter(course=course, user=user).first()
-    return existing or _enrol(course, user, Role.STUDENT)
+    return existing or enrol_member(course, user, Role.STUDENT)
 
 
 @dataclass
@@ -179,7 +179,7 @@ def enrol_roster(course: Course, actor: User, text: str) -> RosterReport:
         if existing is not None and existing.role != Role.STUDENT:
             raise CourseInputError(f"Line {line}: {name!r} is on the course's staff, not a student.", "roster")
         (report.already if existing else report.enrolled).append(name)
-        _enrol(course, user, Role.STUDENT)
+        enrol_member(course, user, Role.STUDENT)
         if group_name := values.get("group"):
             group, _ = CourseGroup.objects.get_or_create(course=course, name=group_name)
             group.members.add(user)
@@ -383,9 +383,9 @@ def ensure_demo_course(instructor: User, ta: User, student: User) -> Course:
     course = Course.objects.filter(slug=DEMO_COURSE).first()
     if course is None:
         course = Course.objects.create(slug=DEMO_COURSE, title="GPU Programming (demo)", created_by=instructor)
-    _enrol(course, instructor, Role.INSTRUCTOR)
-    _enrol(course, ta, Role.TA)
-    _enrol(course, student, Role.STUDENT)
+    enrol_member(course, instructor, Role.INSTRUCTOR)
+    enrol_member(course, ta, Role.TA)
+    enrol_member(course, student, Role.STUDENT)
     slugs = [s for s in DEMO_EXERCISES if Exercise.objects.filter(slug=s, published=True).exists()]
     if slugs and not course.assignments.exists():
         now = timezone.now()

@@ -1,7 +1,9 @@
 /**
  * The CodeMirror 6 editor: Python for numba, C++ for CUDA, one dark theme,
- * and compiler diagnostics shown both as lint marks and as a `cm-error-line`
- * class on each offending line.
+ * and diagnostics (compiler, runtime, the simulator's memory report) shown as
+ * gutter markers whose hover reads the sentence, and as a line class per
+ * severity (`cm-error-line`, `cm-warning-line`, `cm-info-line`). Mod-Enter
+ * submits; a read-only instance shows a past submission.
  */
 
 import { basicSetup } from "codemirror";
@@ -13,10 +15,15 @@ import { Decoration, EditorView, keymap } from "@codemirror/view";
 import { indentWithTab } from "@codemirror/commands";
 import { oneDark } from "@codemirror/theme-one-dark";
 
-import { errorLineStarts, toLintDiagnostics } from "./diagnostics.js";
+import { lineSeverities, toLintDiagnostics } from "./diagnostics.js";
 
 const setErrorLines = StateEffect.define();
-const errorLineDeco = Decoration.line({ class: "cm-error-line" });
+const lineDeco = {
+  error: Decoration.line({ class: "cm-error-line" }),
+  warning: Decoration.line({ class: "cm-warning-line" }),
+  info: Decoration.line({ class: "cm-info-line" }),
+  hint: Decoration.line({ class: "cm-info-line" }),
+};
 
 const errorLines = StateField.define({
   create: () => Decoration.none,
@@ -38,12 +45,16 @@ const pageTheme = EditorView.theme({
   "&": { height: "100%", fontSize: "14px" },
   ".cm-scroller": { fontFamily: "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace" },
   ".cm-error-line": { backgroundColor: "rgba(255, 80, 80, 0.18)" },
+  ".cm-warning-line": { backgroundColor: "rgba(255, 190, 60, 0.16)" },
+  ".cm-info-line": { backgroundColor: "rgba(90, 160, 255, 0.08)" },
 });
 
 /** A thin wrapper over one EditorView whose state is rebuilt per language. */
 export class Editor {
-  constructor(parent, { doc = "", language = "numba", onChange = () => {} } = {}) {
+  constructor(parent, { doc = "", language = "numba", onChange = () => {}, onSubmit = null, readOnly = false } = {}) {
     this.onChange = onChange;
+    this.onSubmit = onSubmit;
+    this.readOnly = readOnly;
     this.language = language;
     this.view = new EditorView({ parent, state: this.makeState(doc, language) });
   }
@@ -52,14 +63,18 @@ export class Editor {
     return EditorState.create({
       doc,
       extensions: [
+        // Before basicSetup, so Mod-Enter submits instead of inserting a blank line.
+        keymap.of([{ key: "Mod-Enter", preventDefault: true, run: () => (this.onSubmit ? (this.onSubmit(), true) : false) }]),
         basicSetup,
         keymap.of([indentWithTab]),
+        EditorState.readOnly.of(this.readOnly),
+        EditorView.editable.of(!this.readOnly),
         languageExtension(language),
         oneDark,
         pageTheme,
         lintGutter(),
         errorLines,
-        EditorView.contentAttributes.of({ "aria-label": `${language} source` }),
+        EditorView.contentAttributes.of({ "aria-label": `${language} source${this.readOnly ? " (read-only)" : ""}` }),
         EditorView.updateListener.of((update) => {
           if (update.docChanged) this.onChange(update.state.doc.toString());
         }),
@@ -87,7 +102,7 @@ export class Editor {
   showDiagnostics(diagnostics) {
     const state = this.view.state;
     const spec = setDiagnostics(state, toLintDiagnostics(state.doc, diagnostics));
-    const lines = errorLineStarts(state.doc, diagnostics).map((pos) => errorLineDeco.range(pos));
+    const lines = lineSeverities(state.doc, diagnostics).map(({ from, severity }) => lineDeco[severity].range(from));
     const effects = [].concat(spec.effects || [], setErrorLines.of(Decoration.set(lines, true)));
     this.view.dispatch({ effects });
   }

@@ -25,6 +25,24 @@ const BAD_VERDICTS = new Set([
   "error",
 ]);
 
+/** The one label each verdict is shown with, everywhere on the page (badge, status, history, events). */
+export const VERDICT_LABELS = {
+  accepted: "Accepted",
+  wrong_answer: "Wrong answer",
+  compile_error: "Compile error",
+  runtime_error: "Runtime error",
+  timeout: "Time limit exceeded",
+  rejected: "Rejected",
+  not_run: "Compiled, not run",
+  error: "Worker error",
+};
+
+/** The label of a verdict value; an unknown value reads as itself, underscores as spaces. */
+export function verdictLabel(verdict) {
+  if (!verdict) return "";
+  return VERDICT_LABELS[verdict] || String(verdict).replace(/_/g, " ");
+}
+
 /** "good" (green), "bad" (red) or "neutral" (grey) for a verdict value. */
 export function verdictTone(verdict) {
   if (verdict === "accepted") return "good";
@@ -290,7 +308,7 @@ export function eventSentence(ev) {
       return withDetail("log", text.length > 200 ? `${text.slice(0, 200)}…` : text);
     }
     case "done": {
-      const head = ev.verdict ? `done: ${ev.verdict}` : "done";
+      const head = ev.verdict ? `done: ${verdictLabel(ev.verdict)}` : "done";
       return ev.message ? `${head} (${ev.message})` : head;
     }
     case "error":

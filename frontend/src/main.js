@@ -1,13 +1,16 @@
 /**
  * Entry point of the exercise page: reads #exercise-data, builds the editor,
- * wires language switching, submission, the live run view and the history.
+ * wires language switching, submission (button or Ctrl/Cmd+Enter), the live
+ * run view and the history. A past submission opens read-only beside the
+ * draft; restoring it or resetting to the starter first keeps the draft aside.
+ * On load the last run's verdict and figures are shown.
  * On pages without #exercise-data (the module list) it does nothing.
  */
 
 import "./app.css";
 
 import { Api } from "./api.js";
-import { Drafts } from "./drafts.js";
+import { Drafts, KeptDrafts } from "./drafts.js";
 import { Editor } from "./editor.js";
 import { isFinished } from "./events.js";
 import { Figures } from "./plots.js";
@@ -52,6 +55,8 @@ class ExercisePage {
     this.starters = config.starters || {};
     this.api = new Api(config);
     this.drafts = new Drafts(this.slug);
+    this.kept = new KeptDrafts(this.slug);
+    this.past = null; // {language, source, label} shown read-only beside the draft
     this.view = new ResultsView();
     this.figures = new Figures(document.getElementById("figures"), config.plotly_url);
     this.select = document.getElementById("language");
@@ -67,7 +72,28 @@ class ExercisePage {
       doc: this.sourceFor(this.language),
       language: this.language,
       onChange: () => this.saveDraft(),
+      onSubmit: () => this.submit(),
     });
+    this.pastBox = document.getElementById("past");
+    this.pastEditor = null;
+    document.getElementById("restore")?.addEventListener("click", () => this.restorePast());
+    document.getElementById("close-past")?.addEventListener("click", () => this.closePast());
+    document.getElementById("reset")?.addEventListener("click", () => this.resetToStarter());
+    this.view.kept?.addEventListener("click", (ev) => {
+      const li = ev.target.closest("li[data-kept]");
+      const item = li && this.kept.list()[Number(li.dataset.kept)];
+      if (item) this.showPast({ ...item, label: `Draft kept ${item.note ? `(${item.note})` : ""}`.trim() });
+    });
+    document.addEventListener("keydown", (ev) => {
+      // Outside the editor too (the editor's own keymap handles it inside).
+      if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey) && !ev.defaultPrevented) {
+        ev.preventDefault();
+        this.submit();
+      }
+    });
+    this.languageNotes = config.language_notes || {};
+    this.showLanguageNote();
+    this.view.showKept(this.kept.list());
 
     this.select?.addEventListener("change", () => this.switchLanguage(this.select.value));
     this.button?.addEventListener("click", (ev) => {
@@ -80,7 +106,29 @@ class ExercisePage {
     });
     window.addEventListener("pagehide", () => this.saveDraft.flush());
 
-    this.refreshHistory();
+    this.refreshHistory().then((items) => this.showLastRun(items));
+  }
+
+  /** After an accepted run: a link to the next exercise of the course, when there is one. */
+  showNextStep(verdict) {
+    const box = document.getElementById("next-step");
+    const next = this.config.next_exercise;
+    if (!box) return;
+    box.replaceChildren();
+    if (verdict !== "accepted" || !next) return;
+    const link = document.createElement("a");
+    link.href = next.url;
+    link.textContent = next.title;
+    box.append("Solved. Next exercise: ", link);
+  }
+
+  /** Says before submit when this language cannot run on any live worker (the server decides). */
+  showLanguageNote() {
+    const note = document.getElementById("language-note");
+    if (!note) return;
+    const text = this.languageNotes[this.language] || "";
+    note.textContent = text;
+    note.hidden = !text;
   }
 
   /** The draft for a language, or its starter the first time. */
@@ -97,6 +145,55 @@ class ExercisePage {
     if (this.select && this.select.value !== language) this.select.value = language;
     this.editor.setLanguage(language, source !== undefined ? source : this.sourceFor(language));
     if (source !== undefined) this.drafts.save(language, source);
+    this.showLanguageNote();
+  }
+
+  /** Sets the current draft aside (listed under "Drafts kept") before the editor is overwritten. */
+  keepDraft(note) {
+    const source = this.editor.getSource();
+    if (!source.trim() || source === (this.starters[this.language] || "")) return;
+    this.view.showKept(this.kept.keep(this.language, source, note));
+  }
+
+  resetToStarter() {
+    this.keepDraft("before reset");
+    this.editor.setSource(this.starters[this.language] || "");
+    this.drafts.save(this.language, this.editor.getSource());
+    this.view.setStatus("Reset to the starter; your draft is kept under “Drafts kept”.", "info");
+  }
+
+  /** A past submission or a kept draft, read-only beside the current draft. */
+  showPast(past) {
+    if (!this.pastBox) return;
+    this.past = past;
+    document.getElementById("past-title").textContent = `${past.label} · ${past.language} · read-only`;
+    if (!this.pastEditor) {
+      this.pastEditor = new Editor(document.getElementById("past-editor"), {
+        doc: past.source,
+        language: past.language,
+        readOnly: true,
+      });
+    } else this.pastEditor.setLanguage(past.language, past.source);
+    this.pastBox.hidden = false;
+    document.querySelector(".editors")?.classList.add("with-past");
+  }
+
+  closePast() {
+    this.past = null;
+    if (this.pastBox) this.pastBox.hidden = true;
+    document.querySelector(".editors")?.classList.remove("with-past");
+  }
+
+  /** The shown past code into the editor; the draft it replaces is kept first. */
+  restorePast() {
+    if (!this.past) return;
+    const { language, source, label } = this.past;
+    const target = this.languages.includes(language) ? language : this.language;
+    if (target !== this.language) this.switchLanguage(target);
+    this.keepDraft(`before restoring ${label}`);
+    this.switchLanguage(target, source);
+    this.view.setStatus(`Restored ${label} into the editor; your draft is kept under “Drafts kept”.`, "info");
+    this.closePast();
   }
 
   setBusy(busy) {
@@ -108,9 +205,10 @@ class ExercisePage {
 
   /** Drops the run being shown (its socket closed) and empties the result panes. */
   resetRun() {
-    if (this.run) this.run.stop();
+    if (this.run) this.run.discard();
     this.run = null;
     this.view.reset();
+    this.showNextStep(null);
     this.figures.clear();
     this.editor.clearDiagnostics();
   }
@@ -131,7 +229,7 @@ class ExercisePage {
     const sub = reply.body;
     this.view.setStatus(`Submission #${sub.id} sent; waiting for the worker…`, "busy");
     // The socket's snapshot says where the run is, even if it already finished.
-    this.startRun(sub.id, null);
+    this.startRun(sub.id, null).live = true;
     this.refreshHistory();
   }
 
@@ -142,9 +240,12 @@ class ExercisePage {
       editor: this.editor,
       figures: this.figures,
       wsBase: this.config.ws_base,
-      onFinish: () => {
+      fetchDetail: (subId) => this.api.submission(subId),
+      onFinish: (_run, verdict) => {
         if (this.run !== run) return;
         this.setBusy(false);
+        this.showNextStep(verdict);
+        if (run.live) this.view.revealVerdict();
         this.refreshHistory();
       },
     });
@@ -158,30 +259,44 @@ class ExercisePage {
     return run;
   }
 
-  /** Loads a past submission: its source into the editor, its result and events beside it. */
-  async openSubmission(id) {
+  /**
+   * A past submission: its result and events in the panes, its source read-only beside the draft
+   * (`beside`), which stays as it is until the learner restores the past code.
+   */
+  async openSubmission(id, { beside = true, status } = {}) {
     const reply = await this.api.submission(id);
     if (!reply.ok) {
       this.view.setStatus(reply.error, "error");
       return;
     }
     const sub = reply.body;
+    if (this.run && !this.run.finished && this.run.live) {
+      // The run being followed keeps the panes; the past code still opens beside the draft.
+      this.showPast({ language: sub.language, source: sub.source, label: `Submission #${sub.id}` });
+      return;
+    }
     this.resetRun();
     this.setBusy(false);
-    if (typeof sub.source === "string") {
-      const language = this.languages.includes(sub.language) ? sub.language : this.language;
-      this.switchLanguage(language, sub.source);
+    if (beside && typeof sub.source === "string") {
+      this.showPast({ language: sub.language, source: sub.source, label: `Submission #${sub.id}` });
     }
-    this.view.setStatus(`Showing submission #${sub.id}.`, "info");
+    this.view.setStatus(status || `Showing submission #${sub.id}.`, "info");
     this.startRun(sub.id, sub);
   }
 
+  /** On load: the newest run's verdict and figures, without touching the draft. */
+  showLastRun(items) {
+    if (!items || !items.length || this.run) return;
+    this.openSubmission(items[0].id, { beside: false, status: `Your last run, #${items[0].id}.` });
+  }
+
   async refreshHistory() {
-    if (!this.config.submissions_url || !this.view.history) return;
+    if (!this.config.submissions_url || !this.view.history) return [];
     const reply = await this.api.history();
-    if (!reply.ok) return; // The list is a convenience; the run view has the facts.
+    if (!reply.ok) return []; // The list is a convenience; the run view has the facts.
     const items = Array.isArray(reply.body.submissions) ? reply.body.submissions : [];
     this.view.showHistory(items, this.run ? this.run.id : null);
+    return items;
   }
 }
 

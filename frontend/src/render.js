@@ -5,7 +5,16 @@
  * inserted as HTML.
  */
 
-import { compiledSentence, diagnosticText, eventSentence, formatBytes, goalText, verdictTone, VERDICTS } from "./format.js";
+import {
+  compiledSentence,
+  diagnosticText,
+  eventSentence,
+  formatBytes,
+  goalText,
+  verdictLabel,
+  verdictTone,
+  VERDICTS,
+} from "./format.js";
 
 function el(tag, attrs = {}, text) {
   const node = document.createElement(tag);
@@ -29,6 +38,8 @@ export class ResultsView {
     this.compileInfo = get("compile-info");
     this.output = get("output");
     this.history = get("history");
+    this.verdictMessage = get("verdict-message");
+    this.kept = get("kept-drafts");
     this.goals = get("goals");
   }
 
@@ -64,6 +75,7 @@ export class ResultsView {
 
   clearVerdict() {
     this.verdict.textContent = "";
+    if (this.verdictMessage) this.verdictMessage.textContent = "";
     this.verdict.removeAttribute("data-verdict");
     this.verdict.removeAttribute("title");
     this.verdict.classList.remove("verdict", ...VERDICT_CLASSES);
@@ -71,10 +83,17 @@ export class ResultsView {
 
   showVerdict(verdict, message) {
     this.clearVerdict();
-    this.verdict.textContent = verdict;
+    this.verdict.textContent = verdictLabel(verdict);
     this.verdict.dataset.verdict = verdict;
     this.verdict.classList.add("verdict", `verdict-${verdict}`, `verdict-${verdictTone(verdict)}`);
     if (message) this.verdict.title = message;
+    if (this.verdictMessage) this.verdictMessage.textContent = message ? sentenceCase(message) : "";
+  }
+
+  /** Scrolls the verdict into view (on a phone it sits below the editor). */
+  revealVerdict() {
+    const box = this.verdict.closest("h2") || this.verdict;
+    if (typeof box.scrollIntoView === "function") box.scrollIntoView({ block: "start", behavior: "auto" });
   }
 
   /** Inserts one <li> per event, keeping the list ordered by seq. */
@@ -181,8 +200,27 @@ export class ResultsView {
         button.append(
           el("span", { class: "history-id" }, `#${s.id}`),
           el("span", { class: "history-language" }, s.language || ""),
-          el("span", { class: `history-verdict verdict-${verdictTone(s.verdict)}` }, verdict.replace(/_/g, " ")),
+          el("span", { class: `history-verdict verdict-${verdictTone(s.verdict)}` }, verdictLabel(verdict)),
           timeElement(s.created_at),
+        );
+        li.append(button);
+        return li;
+      }),
+    );
+  }
+
+  /** <li data-kept="0"> per draft kept aside (before a restore or a reset), newest first. */
+  showKept(kept) {
+    if (!this.kept) return;
+    this.kept.replaceChildren(
+      ...kept.map((k, i) => {
+        const li = el("li", { "data-kept": i });
+        const button = el("button", { type: "button", class: "history-item" });
+        button.append(
+          el("span", { class: "history-id" }, "draft"),
+          el("span", { class: "history-language" }, k.language || ""),
+          el("span", { class: "history-verdict" }, k.note || "kept"),
+          timeElement(k.at),
         );
         li.append(button);
         return li;
@@ -195,6 +233,11 @@ export class ResultsView {
       li.classList.toggle("current", li.dataset.id === String(id));
     }
   }
+}
+
+function sentenceCase(text) {
+  const t = String(text);
+  return t ? t[0].toUpperCase() + t.slice(1) + (/[.!?]$/.test(t) ? "" : ".") : t;
 }
 
 function timeElement(iso) {

@@ -1,11 +1,13 @@
 /**
  * One submission being shown: its events (each once, in seq order), their
  * effects on the page, and the reconnecting socket that streams them until
- * `done` or `error`.
+ * `done` or `error`; then the stored result (program output, where a runtime
+ * error happened), fetched once, since events do not carry it.
  */
 
+import { memoryDiagnostics } from "./diagnostics.js";
 import { EventStore, finalVerdict, isFinished, parseJsonLenient } from "./events.js";
-import { figureTitle, logText } from "./format.js";
+import { figureTitle, logText, verdictLabel } from "./format.js";
 import { ReconnectingSocket, withAfter } from "./socket.js";
 
 /** The socket URL for a submission: same host, ws or wss to match the page. */
@@ -17,9 +19,12 @@ export function socketUrl(wsBase, id, loc = window.location) {
 export class Run {
   /**
    * @param {object} deps  id, view (ResultsView), editor (Editor), figures (Figures),
-   *   wsBase, onFinish(run, verdict)
+   *   wsBase, onFinish(run, verdict), fetchDetail(id) -> {ok, body} for the stored result
    */
-  constructor({ id, view, editor, figures, wsBase, onFinish }) {
+  constructor({ id, view, editor, figures, wsBase, onFinish, fetchDetail }) {
+    this.fetchDetail = fetchDetail || null;
+    this.resultApplied = false;
+    this.sources = { compile: [], memory: [], runtime: [] };
     this.id = id;
     this.view = view;
     this.editor = editor;
@@ -29,7 +34,6 @@ export class Run {
     this.store = new EventStore();
     this.finished = false;
     this.socket = null;
-    this.diagnostics = [];
     this.shownCompile = false;
     this.figureCount = 0;
   }
@@ -79,6 +83,8 @@ export class Run {
       const result = submission.result || {};
       this.applyResult(result);
       this.finish(finalVerdict(submission), result.message || "");
+    } else if (this.finished && !this.resultApplied && submission.result) {
+      this.applyResult(submission.result);
     }
   }
 
@@ -108,10 +114,13 @@ export class Run {
         this.shownCompile = true;
         this.view.showCompileInfo(ev);
         // Warnings from a successful compile are marked like errors, with their own severity.
-        if (Array.isArray(ev.diagnostics) && ev.diagnostics.length) this.showDiagnostics(ev.diagnostics);
+        if (Array.isArray(ev.diagnostics) && ev.diagnostics.length) this.showDiagnostics("compile", ev.diagnostics);
         break;
       case "compile_error":
-        this.showDiagnostics(ev.diagnostics || []);
+        this.showDiagnostics("compile", ev.diagnostics || []);
+        break;
+      case "memory":
+        this.showDiagnostics("memory", memoryDiagnostics(ev));
         break;
       case "figure":
         this.showFigure(ev);
@@ -122,19 +131,32 @@ export class Run {
       case "done":
         this.view.showGoals(ev.goals);
         this.finish(ev.verdict || "error", ev.message || "");
+        this.loadResult();
         break;
       case "error":
         this.finish(ev.verdict || "error", ev.message || "");
+        this.loadResult();
         break;
       default:
         break;
     }
   }
 
-  showDiagnostics(diagnostics) {
-    this.diagnostics = diagnostics;
-    this.view.showDiagnostics(diagnostics);
-    this.editor.showDiagnostics(diagnostics);
+  /** Diagnostics by where they came from (compile, memory, runtime); the editor shows them all. */
+  showDiagnostics(source, diagnostics) {
+    this.sources[source] = diagnostics;
+    const all = [].concat(this.sources.compile, this.sources.runtime, this.sources.memory);
+    this.view.showDiagnostics(all);
+    this.editor.showDiagnostics(all);
+  }
+
+  /** After a live `done`: the stored result, for what events do not carry (output, runtime error lines). */
+  async loadResult() {
+    if (this.resultApplied || !this.fetchDetail) return;
+    const reply = await this.fetchDetail(this.id);
+    if (!reply || !reply.ok || this.resultApplied || this.discarded) return;
+    this.ingest(reply.body.events || []);
+    if (reply.body.result) this.applyResult(reply.body.result);
   }
 
   showFigure(entry) {
@@ -144,14 +166,18 @@ export class Run {
 
   /** Fills from the stored result what the events did not already show. */
   applyResult(result) {
+    this.resultApplied = true;
     const compile = result.compile;
     if (compile && !this.shownCompile && (compile.registers !== undefined && compile.registers !== null)) {
       this.shownCompile = true;
       this.view.showCompileInfo(compile);
     }
-    // Compile diagnostics, or where a runtime error happened (result.diagnostics).
-    const diagnostics = [].concat((compile && compile.diagnostics) || [], result.diagnostics || []);
-    if (diagnostics.length && !this.diagnostics.length) this.showDiagnostics(diagnostics);
+    // Compile diagnostics, and where a runtime error happened (result.diagnostics).
+    if (compile && compile.diagnostics && compile.diagnostics.length && !this.sources.compile.length) {
+      this.showDiagnostics("compile", compile.diagnostics);
+    }
+    if (Array.isArray(result.diagnostics) && result.diagnostics.length) this.showDiagnostics("runtime", result.diagnostics);
+    if (result.memory && !this.sources.memory.length) this.showDiagnostics("memory", memoryDiagnostics(result.memory));
     const drawn = new Set(this.store.all().filter((ev) => ev.type === "figure").map((ev) => figureTitle(ev)));
     (result.figures || []).forEach((fig, i) => {
       const title = figureTitle(fig, `Figure ${i + 1}`);
@@ -167,7 +193,8 @@ export class Run {
     this.finished = true;
     this.view.showVerdict(verdict, message);
     if (!refused) {
-      const text = message ? `Finished: ${verdict.replace(/_/g, " ")}. ${message}` : `Finished: ${verdict.replace(/_/g, " ")}.`;
+      const label = verdictLabel(verdict);
+      const text = message ? `Finished: ${label}. ${message}` : `Finished: ${label}.`;
       this.view.setStatus(text, "done");
     }
     this.stop();
@@ -175,6 +202,12 @@ export class Run {
   }
 
   /** Stops listening (the submission itself keeps running on the server). */
+  /** This run is no longer shown: a result fetched later is dropped. */
+  discard() {
+    this.discarded = true;
+    this.stop();
+  }
+
   stop() {
     if (this.socket) {
       this.socket.close();

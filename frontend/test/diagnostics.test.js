@@ -3,7 +3,7 @@ import { test } from "node:test";
 
 import { Text } from "@codemirror/state";
 
-import { diagnosticRange, errorLineStarts, toLintDiagnostics } from "../src/diagnostics.js";
+import { diagnosticRange, errorLineStarts, lineSeverities, memoryDiagnostics, toLintDiagnostics } from "../src/diagnostics.js";
 
 const doc = Text.of(["int main()", "{", "    int i = 0", "}"]);
 
@@ -34,4 +34,28 @@ test("it makes lint diagnostics and one error line per distinct line", () => {
   const lint = toLintDiagnostics(doc, diags);
   assert.deepEqual(lint.map((d) => d.severity), ["error", "warning", "error"]);
   assert.deepEqual(errorLineStarts(doc, diags), [doc.line(2).from, doc.line(3).from]);
+});
+
+test("the simulator's memory lines become warnings and infos with their sentences", () => {  const ev = {
+    type: "memory",
+    lines: [
+      { line: 2, severity: "warning", message: "line 2: each warp's load touches 32 sectors" },
+      { line: 3, severity: "ok", message: "line 3: the store is coalesced" },
+      { line: "x", message: "no line" },
+    ],
+  };
+  const diags = memoryDiagnostics(ev);
+  assert.deepEqual(
+    diags.map((d) => [d.line, d.severity]),
+    [
+      [2, "warning"],
+      [3, "info"],
+    ],
+  );
+  const abc = Text.of(["a", "b", "c"]);
+  const marked = lineSeverities(abc, [...diags, { line: 2, severity: "error", message: "IndexError" }]);
+  assert.deepEqual(marked, [
+    { from: abc.line(2).from, severity: "error" },
+    { from: abc.line(3).from, severity: "info" },
+  ]);
 });

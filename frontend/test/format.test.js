@@ -48,8 +48,8 @@ test("it points at the first diagnostic of a compile error", () => {
 
 test("it describes started, done and error events", () => {
   assert.equal(eventSentence({ type: "started", backend: "sim", device: "CPU simulator" }), "started: sim backend on CPU simulator");
-  assert.equal(eventSentence({ type: "done", verdict: "accepted" }), "done: accepted");
-  assert.equal(eventSentence({ type: "done", verdict: "timeout", message: "ran past 30 s" }), "done: timeout (ran past 30 s)");
+  assert.equal(eventSentence({ type: "done", verdict: "accepted" }), "done: Accepted");
+  assert.equal(eventSentence({ type: "done", verdict: "timeout", message: "ran past 30 s" }), "done: Time limit exceeded (ran past 30 s)");
   assert.equal(eventSentence({ type: "error", message: "worker lost" }), "error: worker lost");
 });
 

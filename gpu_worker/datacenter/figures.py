@@ -28,7 +28,7 @@ COLOURS = {
 }
 
 
-def _entry(title: str, fig: go.Figure) -> dict[str, Any]:
+def entry(title: str, fig: go.Figure) -> dict[str, Any]:
     fig.update_layout(
         title={"text": f"{title} · {MODEL_LABEL}"},
         legend={"orientation": "h", "y": -0.25},
@@ -53,7 +53,7 @@ def utilisation_figure(schedules: dict[str, Schedule], gpus: int) -> dict[str, A
             )
         )
     fig.update_layout(xaxis={"title": "hours"}, yaxis={"title": f"GPUs busy (% of {gpus})", "range": [0, 105]})
-    return _entry("Cluster utilisation over time", fig)
+    return entry("Cluster utilisation over time", fig)
 
 
 def jct_cdf_figure(trace: list[TraceJob], schedules: dict[str, Schedule]) -> dict[str, Any]:
@@ -73,7 +73,7 @@ def jct_cdf_figure(trace: list[TraceJob], schedules: dict[str, Schedule]) -> dic
     fig.update_layout(
         xaxis={"type": "log", "title": "job completion time (minutes)"}, yaxis={"title": "fraction of jobs"}
     )
-    return _entry("Job completion time CDF", fig)
+    return entry("Job completion time CDF", fig)
 
 
 def fairness_figure(results: dict[str, Metrics]) -> dict[str, Any]:
@@ -89,7 +89,7 @@ def fairness_figure(results: dict[str, Metrics]) -> dict[str, Any]:
         )
     )
     fig.update_layout(yaxis={"title": "Jain's index of duration / JCT (1 = fair)", "range": [0, 1.1]})
-    return _entry("Fairness", fig)
+    return entry("Fairness", fig)
 
 
 def ranking_figure(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -98,7 +98,7 @@ def ranking_figure(rows: list[dict[str, Any]]) -> dict[str, Any]:
     headers = ["rank", "policy", "mean JCT (min)", "p95 JCT (min)", "utilisation", "Jain", "preemptions"]
     cells = [[_cell(row[c]) for row in rows] for c in columns]
     fig = go.Figure(go.Table(header={"values": headers}, cells={"values": cells}))
-    return _entry("Ranking", fig)
+    return entry("Ranking", fig)
 
 
 def _cell(value: Any) -> str:

@@ -17,12 +17,13 @@ from gpu_worker.datasheets import DATASHEETS
 from labs.lessons.registry import LessonContext, lesson_figure
 
 X_RANGE = (1e-2, 1e3)
-#: (name, FLOP per byte) from each exercise's declared work, float32, at large n.
+#: (name, FLOP per byte) from each module-1-to-3 exercise's declared work (lab.yaml), float32.
 KERNELS = (
-    ("vector add: 1 / 12", 1 / 12),
-    ("saxpy: 2 / 12", 2 / 12),
-    ("5-point stencil: 6 / 8", 6 / 8),
-    ("matmul n=1024, ideal reuse: n / 6", 1024 / 6),
+    ("vector add: 1/12", 1 / 12),
+    ("saxpy: 2/12", 2 / 12),
+    ("fusion: 3/12", 3 / 12),
+    ("stencil: 3/8", 3 / 8),
+    ("matmul, n = 4096: n/6", 4096 / 6),
 )
 
 
@@ -56,7 +57,13 @@ def kernels(context: LessonContext) -> dict[str, Any]:
         fig.add_trace(_roof(sheet.memory_bandwidth, sheet.fp32, f"FP32 roof, {sheet.name}", "dash", color))
     notes.append("dashed roofs: datasheets; vertical lines: each kernel's declared FLOP/byte")
     for name, intensity in KERNELS:
-        fig.add_vline(x=intensity, line={"color": "#d62728", "dash": "dot"}, annotation_text=name)
+        fig.add_vline(
+            x=intensity,
+            line={"color": "#d62728", "dash": "dot"},
+            annotation_text=name,
+            annotation_textangle=-90,
+            annotation_position="bottom right",
+        )
     fig.update_layout(
         title={"text": "Roofline: where each kernel can land"},
         xaxis={"type": "log", "title": "arithmetic intensity (FLOP/byte)", "range": [-2, 3]},

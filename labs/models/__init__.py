@@ -1,5 +1,6 @@
 """The labs models, one module per aggregate."""
 
+from labs.models.authoring import LabDraft
 from labs.models.course import (
     Assignment,
     AssignmentExercise,
@@ -13,6 +14,7 @@ from labs.models.course import (
 )
 from labs.models.gpu import Gpu, Node, Pool, Slice, Worker
 from labs.models.lab import Exercise, Module
+from labs.models.lti import LtiContext, LtiPlatform, LtiResourceLink, LtiUser
 from labs.models.run import Submission, SubmissionEvent
 
 __all__ = [
@@ -23,6 +25,11 @@ __all__ = [
     "Exercise",
     "Feedback",
     "Gpu",
+    "LabDraft",
+    "LtiContext",
+    "LtiPlatform",
+    "LtiResourceLink",
+    "LtiUser",
     "Membership",
     "Module",
     "Node",

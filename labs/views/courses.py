@@ -20,7 +20,7 @@ from django.views.decorators.http import require_GET, require_POST
 from gpu_worker.labspec import LabError, find_lab
 from labs import course_access, course_services, grading
 from labs.course_services import CourseInputError, ItemSpec
-from labs.models import Assignment, Course, Exercise, Feedback
+from labs.models import Assignment, Course, Exercise, Feedback, LtiPlatform
 from labs.models.course import BoardNames, GradingRule, Role, Selection
 
 
@@ -89,7 +89,7 @@ def course_list(request: HttpRequest) -> HttpResponse:
 # --- one course ----------------------------------------------------------------------------------
 
 
-def _course_page(request: HttpRequest, course: Course, error: str = "", status: int = 200, **extra) -> HttpResponse:
+def course_page(request: HttpRequest, course: Course, error: str = "", status: int = 200, **extra) -> HttpResponse:
     user = request.user
     teaching = course_access.may_teach(course, user)
     context = {
@@ -101,6 +101,8 @@ def _course_page(request: HttpRequest, course: Course, error: str = "", status: 
         "memberships": course.memberships.select_related("user") if teaching else [],
         "groups": course.groups.prefetch_related("members") if teaching else [],
         "board_choices": BoardNames.choices,
+        "lti_platforms": LtiPlatform.objects.all() if course_access.may_run(course, user) else [],
+        "lti_contexts": course.lti_contexts.select_related("platform") if teaching else [],
         "error": error,
         **extra,
     }
@@ -110,7 +112,7 @@ def _course_page(request: HttpRequest, course: Course, error: str = "", status: 
 @login_required
 @require_GET
 def course_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    return _course_page(request, course_or_404(request.user, slug))
+    return course_page(request, course_or_404(request.user, slug))
 
 
 @login_required
@@ -128,7 +130,7 @@ def course_people(request: HttpRequest, slug: str) -> HttpResponse:
             upload = request.FILES.get("roster")
             text = upload.read().decode("utf-8", errors="replace") if upload else request.POST.get("roster_text", "")
             report = course_services.enrol_roster(course, request.user, text)
-            return _course_page(request, course, roster_report=report)
+            return course_page(request, course, roster_report=report)
         elif action == "group":
             names = [n.strip() for n in request.POST.get("members", "").replace("\n", ",").split(",") if n.strip()]
             course_services.set_group(course, request.user, request.POST.get("name", ""), names)
@@ -137,7 +139,7 @@ def course_people(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             raise CourseInputError(f"Unknown action {action!r}.", "action")
     except CourseInputError as exc:
-        return _course_page(request, course, error=exc.message, status=400)
+        return course_page(request, course, error=exc.message, status=400)
     return redirect("labs:course", course.slug)
 
 
@@ -205,7 +207,9 @@ def _samples(assignment: Assignment, dates: grading.Dates) -> dict[str, list]:
     return shown
 
 
-def _assignment_page(request: HttpRequest, assignment: Assignment, error: str = "", status: int = 200) -> HttpResponse:
+def assignment_page(
+    request: HttpRequest, assignment: Assignment, error: str = "", status: int = 200, **extra
+) -> HttpResponse:
     user = request.user
     course = assignment.course
     teaching = course_access.may_teach(course, user)
@@ -228,7 +232,9 @@ def _assignment_page(request: HttpRequest, assignment: Assignment, error: str = 
         "samples": _samples(assignment, dates) if student or teaching else {},
         "overrides": assignment.overrides.select_related("student", "group") if teaching else [],
         "feedback": Feedback.objects.filter(assignment=assignment, student=user) if student else [],
+        "lti_links": assignment.lti_links.count() if teaching else 0,
         "error": error,
+        **extra,
     }
     return render(request, "labs/courses/assignment.html", context, status=status)
 
@@ -236,7 +242,7 @@ def _assignment_page(request: HttpRequest, assignment: Assignment, error: str = 
 @login_required
 @require_GET
 def assignment_detail(request: HttpRequest, slug: str, assignment_slug: str) -> HttpResponse:
-    return _assignment_page(request, assignment_or_404(request.user, slug, assignment_slug))
+    return assignment_page(request, assignment_or_404(request.user, slug, assignment_slug))
 
 
 @login_required
@@ -254,5 +260,5 @@ def assignment_override(request: HttpRequest, slug: str, assignment_slug: str) -
             close_at=parse_when(request.POST.get("close_at"), "close_at"),
         )
     except CourseInputError as exc:
-        return _assignment_page(request, assignment, error=exc.message, status=400)
+        return assignment_page(request, assignment, error=exc.message, status=400)
     return redirect("labs:assignment", assignment.course.slug, assignment.slug)

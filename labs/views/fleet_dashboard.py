@@ -31,6 +31,10 @@ GPU_STATE_FIELDS = (
 
 def _gpu_state_words(beat: dict) -> list[str]:
     state = beat.get("gpu_state") or {}
+    if state.get("problem"):
+        return [str(state["problem"])]
+    if state and not state.get("nvml"):
+        return ["NVML not available to this worker: no GPU state"]
     words = [f"{label} {state[key]} {unit}" for key, label, unit in GPU_STATE_FIELDS if state.get(key) is not None]
     if state.get("throttle_reasons"):
         words.append("clock held down by " + ", ".join(state["throttle_reasons"]))

@@ -7,7 +7,7 @@ from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 
-from labs import fleet
+from labs import fleet, languages, progress
 from labs.lessons import LessonContext, render_lesson
 from labs.models import Exercise, Module
 from labs.models.run import Language
@@ -16,7 +16,7 @@ from labs.models.run import Language
 @login_required
 def module_list(request: HttpRequest) -> HttpResponse:
     modules = Module.objects.prefetch_related("exercises")
-    return render(request, "labs/module_list.html", {"modules": modules})
+    return render(request, "labs/module_list.html", {"modules": progress.modules_progress(request.user, modules)})
 
 
 @login_required
@@ -46,7 +46,10 @@ def exercise_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "ws_base": "/ws/submissions/",
         "csrf_token": get_token(request),
         "initial_language": exercise.languages[0],
+        "language_notes": languages.language_notes(exercise),
     }
+    if (after := progress.next_exercise(exercise)) is not None:
+        data["next_exercise"] = {"title": after.title, "url": reverse("labs:exercise", args=[after.slug])}
     context = {
         "exercise": exercise,
         "language_options": [(code, labels.get(code, code)) for code in exercise.languages],

@@ -21,7 +21,7 @@ class StudentJourneyTests(BrowserTestCase):
         types = page.eval_on_selector_all("#events li", "els => els.map(e => e.dataset.type)")
         assert types[0] == "queued" and "started" in types and "check" in types and types[-1] == "done"
         page.wait_for_selector("#history li")
-        assert "accepted" in page.inner_text("#history")
+        assert "Accepted" in page.inner_text("#history")
         page.wait_for_function("document.querySelectorAll('#figures .figure[data-rendered]').length >= 4")
         titles = page.eval_on_selector_all("#figures .figure", "els => els.map(e => e.dataset.title)")
         assert any(t.startswith("Roofline") for t in titles) and sum("Occupancy" in t for t in titles) == 3

@@ -76,3 +76,30 @@ def test_occupancy_limited_by_registers_says_so_and_how_to_cap_them():
     [result] = goals.judge([goal], "sim", "accepted", occupancy=occupancy)
     assert result.met is False and result.measured == 25
     assert "limited by registers (128 per thread)" in result.hint and "__launch_bounds__(256" in result.hint
+
+
+def _split_warp_store() -> dict:
+    """One warp whose store on line 12 ran with only the even lanes active (a branch split it)."""
+    site = Site(line=12, column=None, expression="out[i]", access="store", space=Space("global", (64,), 4))
+    accesses = [("k", 0, (0, 0, 0), 0, 0, lane, lane * 4, 4) for lane in range(0, 32, 2)]
+    return build_report(accesses, {"k": site}).model_dump(mode="json")
+
+
+def test_a_store_inside_a_branch_that_split_the_warp_reads_16_active_lanes():
+    goal = GoalSpec(name="no warp runs both paths", metric="lanes_per_request", target=32)
+    [result] = goals.judge([goal], "sim", "accepted", memory=_split_warp_store())
+    assert result.met is False and result.measured == 16
+    assert result.hint.startswith("line 12: `out[i]` ran with 16 of 32 lanes active per warp request")
+
+
+def test_traffic_is_the_traced_sectors_over_the_exercises_compulsory_bytes():
+    goal = GoalSpec(name="each element asked for once", metric="traffic_ratio", target=1.25)
+    work = WorkSpec(bytes="4 * n")  # 32 floats read once: 128 bytes
+    [once] = goals.judge([goal], "sim", "accepted", memory=_strided_load(1), work=work, sizes={"n": 32})
+    [spread] = goals.judge([goal], "sim", "accepted", memory=_strided_load(2), work=work, sizes={"n": 32})
+    assert once.met is True and once.measured == 1.0
+    assert spread.met is False and spread.measured == 2.0
+    assert (
+        spread.reason
+        == "each element asked for once: 2 x the compulsory bytes, target at most 1.25 x the compulsory bytes"
+    )

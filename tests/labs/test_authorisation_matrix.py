@@ -1,0 +1,157 @@
+"""Who may do what, site-wide: every page, API endpoint and WebSocket action x every persona, as a table.
+
+Personas: alice (a student, owner of the run), bob (another student), ian (instructor), ada (admin),
+a visitor who is not logged in, and alice's own cookies sent from a foreign origin (same host at
+another port, or another scheme). A new page or endpoint is one line in `HTTP` (or `WS`); course
+pages, with their TA and other-course instructor, have their own table in test_course_pages_authorisation.py.
+"""
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import AnonymousUser
+from django.middleware.csrf import get_token
+from django.test import Client, RequestFactory
+
+from labs import services
+from labs.models import Submission
+from labs.models.run import Status
+from labsite.asgi import application
+from tests.labs.factories import client_for
+
+PERSONAS = ("alice", "bob", "ian", "ada", "anonymous")
+LOGIN = "login"  # sent to the login page
+ADMIN_LOGIN = "admin-login"  # sent to the admin's login page
+SITE = "http://testserver"
+FOREIGN = ("http://testserver:8001", "https://testserver", "http://evil.example")
+RUN_BODY = '{"exercise": "vector-add", "language": "numba", "source": "x = 1\\n"}'
+
+# (method, path) -> outcome for (alice, bob, ian, ada, anonymous). {run} is alice's run, {module} a module slug.
+HTTP = {
+    ("GET", "/"): (200, 200, 200, 200, LOGIN),
+    ("GET", "/modules/{module}/"): (200, 200, 200, 200, LOGIN),
+    ("GET", "/modules/multi-gpu/calculators/"): (200, 200, 200, 200, LOGIN),
+    ("GET", "/exercises/vector-add/"): (200, 200, 200, 200, LOGIN),
+    ("GET", "/exercises/no-such-lab/"): (404, 404, 404, 404, LOGIN),
+    ("GET", "/fleet/"): (403, 403, 200, 200, LOGIN),
+    ("GET", "/fleet/plan/"): (403, 403, 403, 200, LOGIN),
+    ("GET", "/fleet/dashboard/"): (403, 403, 403, 200, LOGIN),
+    ("GET", "/fleet/plan/export/kubernetes/"): (403, 403, 403, 409, LOGIN),  # 409: no plan to export yet
+    ("GET", "/api/submissions"): (200, 200, 200, 200, 401),
+    ("POST", "/api/submissions"): (201, 201, 201, 201, 401),
+    ("GET", "/api/submissions/{run}"): (200, 404, 200, 200, 401),
+    ("GET", "/api/submissions/999999"): (404, 404, 404, 404, 401),
+    ("DELETE", "/api/submissions/{run}"): (405, 405, 405, 405, 405),
+    ("GET", "/admin/"): (ADMIN_LOGIN, ADMIN_LOGIN, 200, 200, ADMIN_LOGIN),
+    ("GET", "/admin/labs/submission/"): (ADMIN_LOGIN, ADMIN_LOGIN, 403, 200, ADMIN_LOGIN),
+    ("GET", "/admin/auth/user/"): (ADMIN_LOGIN, ADMIN_LOGIN, 403, 200, ADMIN_LOGIN),
+}
+# WebSocket action on alice's run -> outcome for (alice, bob, ian, ada, anonymous): "ok" or the close code.
+WS = {
+    "connect": ("ok", 4403, "ok", "ok", 4403),
+    "ping": ("ok", 4403, "ok", "ok", 4403),
+    "snapshot": ("ok", 4403, "ok", "ok", 4403),
+}
+
+
+def _world(alice, bob, ian, ada):
+    run = services.submit_run(alice, "vector-add", "numba", "print('hi')")
+    Submission.objects.filter(pk=run.pk).update(status=Status.DONE)  # so her next run is not held back as in flight
+    module = run.exercise.module.slug
+    return {"alice": alice, "bob": bob, "ian": ian, "ada": ada, "anonymous": None}, {"run": run.pk, "module": module}
+
+
+@pytest.fixture
+def world(alice, bob, ian, ada, labs_once):
+    return _world(alice, bob, ian, ada)
+
+
+@pytest.fixture
+def committed_world(alice, bob, ian, ada, labs_loaded):
+    """The same, committed: the socket's consumer reads the database from other threads."""
+    return _world(alice, bob, ian, ada)
+
+
+def _client(people, persona) -> Client:
+    return Client() if people[persona] is None else client_for(people[persona])
+
+
+def _outcome(response) -> int | str:
+    if response.status_code == 302:
+        return ADMIN_LOGIN if "/admin/login/" in response["Location"] else LOGIN
+    return response.status_code
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("method", "path"), list(HTTP))
+def test_each_page_and_endpoint_answers_each_persona_as_its_role_allows(world, method, path):
+    people, ids = world
+    for persona, expected in zip(PERSONAS, HTTP[(method, path)], strict=True):
+        client = _client(people, persona)
+        url = path.format(**ids)
+        if method == "POST":
+            response = client.post(url, data=RUN_BODY, content_type="application/json")
+        else:
+            response = client.generic(method, url)
+        assert _outcome(response) == expected, (persona, method, url, response.status_code)
+        assert "Access-Control-Allow-Origin" not in response  # no other origin may read any answer
+        if url.startswith("/api/") and response.status_code >= 400:
+            assert response.json()["error"], (persona, url)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("origin", FOREIGN)
+def test_alices_cookies_from_a_foreign_origin_cannot_post(world, origin):
+    people, _ = world
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(people["alice"])
+    token = get_token(RequestFactory().get("/"))
+    client.cookies["csrftoken"] = token  # the worst case: even with a valid token pair, the origin decides
+    response = client.post(
+        "/api/submissions",
+        data=RUN_BODY,
+        content_type="application/json",
+        HTTP_X_CSRFTOKEN=token,
+        HTTP_ORIGIN=origin,
+    )
+    assert response.status_code == 403 and "CSRF" in response.json()["error"]
+    same_site = client.post(
+        "/api/submissions",
+        data=RUN_BODY,
+        content_type="application/json",
+        HTTP_X_CSRFTOKEN=token,
+        HTTP_ORIGIN=SITE,
+    )
+    assert same_site.status_code == 201
+
+
+async def _ws_outcome(user, run_id: int, action: str, origin: str = SITE) -> str | int:
+    headers = [(b"origin", origin.encode()), (b"host", b"testserver")]
+    ws = WebsocketCommunicator(application, f"/ws/submissions/{run_id}/", headers=headers)
+    ws.scope["user"] = user or AnonymousUser()
+    connected, code = await ws.connect(timeout=5)
+    if not connected:
+        return code
+    try:
+        first = await ws.receive_json_from(timeout=5)
+        assert first["type"] == "snapshot"
+        if action == "connect":
+            return "ok"
+        await ws.send_json_to({"type": action})
+        answer = await ws.receive_output(timeout=5)
+        if answer["type"] == "websocket.close":
+            return answer["code"]
+        return "ok"
+    finally:
+        await ws.disconnect()
+
+
+@pytest.mark.integration
+@pytest.mark.django_db(transaction=True)
+def test_each_websocket_action_answers_each_persona_and_no_foreign_origin(committed_world):
+    people, ids = committed_world
+    for action, outcomes in WS.items():
+        for persona, expected in zip(PERSONAS, outcomes, strict=True):
+            assert async_to_sync(_ws_outcome)(people[persona], ids["run"], action) == expected, (persona, action)
+    for origin in FOREIGN:  # alice's own session, from a page at another port, scheme or host
+        assert async_to_sync(_ws_outcome)(people["alice"], ids["run"], "connect", origin) == 4403, origin
