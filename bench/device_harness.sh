@@ -18,7 +18,16 @@ what=${1:-tests}
     python3 -m gpu_worker calibrate --refresh --json --warm-kernel-cache > "$OUT/calibration.json"
     echo "calibrate: rc=$? in $(( ($(date +%s%N) - start) / 1000000 )) ms"
     python3 -m gpu_worker calibrate
-    if [ "$what" = tests ]; then
+    if [ "$what" = all ]; then  # one call for a short budget: the harness's own GPU tests, then the load
+        timeout 300 python3 -m pytest -m gpu -q -p no:cacheprovider -rfE --durations=10 -o addopts="-p tests.env_plugin" \
+            tests/gpu_worker/test_gpu_a_kernel_cannot_fool_the_timer.py tests/gpu_worker/test_gpu_engine.py \
+            tests/gpu_worker/test_gpu_backend.py tests/gpu_worker/test_gpu_kernel_cache.py \
+            tests/gpu_worker/test_gpu_timing.py tests/gpu_worker/attacks/test_attack_gpu.py 2>&1 | tee "$OUT/pytest-gpu.txt"
+        echo "pytest: rc=$?"
+        timeout 170 python3 bench/pipeline.py --workers 4 --learners 8 --load-seconds 60 --rounds 1 \
+            --deadline 30 --job-timeout 40 --out "$OUT/load"; echo "pipeline: rc=$?"
+        tar czf "$OUT/logs.tgz" -C "$OUT" load 2>/dev/null
+    elif [ "$what" = tests ]; then
         timeout 470 python3 -m pytest -m gpu tests/gpu_worker -q -p no:cacheprovider -rfE --durations=15 \
             -o addopts="-p tests.env_plugin" 2>&1 | tee "$OUT/pytest-gpu.txt"
         echo "pytest: rc=$?"
