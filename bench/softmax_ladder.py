@@ -1,6 +1,6 @@
 """Module 4's abstraction ladder, measured: one row-wise softmax at the rungs this GPU worker has.
 
-    python3 bench/softmax_ladder.py --out-dir DIR      (a GPU with CuPy; bench/device_softmax.sh runs it)
+    python3 bench/softmax_ladder.py --out-dir DIR      (on a GPU with CuPy; on the device tool: --out-dir "$OUT")
 
 Rungs: the raw CUDA C++ kernels of the module's exercises (labs/content/04-toolchain/softmax-three-pass and
 softmax-online, their reference.cu, compiled by CuPy's NVRTC), and the library rung: CuPy's own
