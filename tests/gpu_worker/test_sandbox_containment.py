@@ -66,3 +66,15 @@ def test_two_running_jobs_get_two_uids_and_a_released_uid_is_leased_again():
     finally:
         first.release()
         second.release()
+
+
+def test_the_cgroup_of_a_job_whose_worker_died_is_removed_at_the_next_start(fresh_probe):
+    where = cgroups.available()
+    if where is None:
+        pytest.skip("this worker may make no cgroup")
+    cgroups.available.cache_clear()
+    orphans = [parent / "warplab-job-999999999-1" for parent in where.parents.values()]  # no such pid
+    for folder in orphans:
+        folder.mkdir()
+    assert cgroups.available() == where
+    assert not any(folder.exists() for folder in orphans)
