@@ -85,3 +85,23 @@ def test_the_command_lines_start_and_quit_the_mps_daemon_and_parse_as_shell():
     assert "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=70 python -m gpu_worker serve --pool h200.mps70" in text
     assert checks.check_commands(text) == []
     assert checks.check_commands(text + "if then\n") != []
+
+
+def test_each_exported_command_line_is_one_the_worker_accepts_with_settings_it_reads():
+    import shlex
+
+    from gpu_worker.cli import parser
+    from gpu_worker.settings import WorkerSettings
+
+    text = fleet_exports.command_lines(h200_node()).text
+    lines = [line for line in text.splitlines() if " python -m gpu_worker serve " in line]
+    assert len(lines) == 8
+    for line in lines:
+        words = shlex.split(line.rstrip(" &"))
+        at = words.index("python")
+        env = dict(w.split("=", 1) for w in words[:at])
+        args = parser().parse_args(words[at + 3 :])
+        assert args.pool and args.name.startswith(f"gpu.{args.pool}@node1-gpu")
+        fields = {k.removeprefix("WARPLAB_").lower(): v for k, v in env.items() if k.startswith("WARPLAB_")}
+        worker = WorkerSettings(**{k: v for k, v in fields.items() if not v.startswith("${")})
+        assert worker.queue == f"gpu.{args.pool}" and worker.backend == "cuda" and worker.slice_kind
