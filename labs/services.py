@@ -23,7 +23,7 @@ from django.contrib.auth.models import Group, Permission, User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from gpu_worker.labspec import LabError, load_all
+from gpu_worker.labspec import Lab, LabError, load_all
 from gpu_worker.protocol import LANGUAGES, MAX_SOURCE_BYTES, Event, ExerciseRef, Harness, Job, Result
 from labs import fleet, fleet_routing, languages, limits
 from labs.lessons.registry import unknown_figures
@@ -58,6 +58,29 @@ class SyncReport:
     unchanged: list[str] = field(default_factory=list)
 
 
+def exercise_values(lab: Lab, module: Module) -> dict[str, Any]:
+    """An Exercise's fields from a loaded lab folder (its uuid aside): for sync_labs and labs authored online."""
+    spec = lab.spec
+    return {
+        "slug": spec.slug,
+        "module": module,
+        "title": spec.title,
+        "summary": spec.summary,
+        "order": spec.order,
+        "version": spec.version,
+        "languages": list(spec.languages),
+        "entry": spec.entry,
+        "statement": lab.statement,
+        "statement_html": render_markdown(lab.statement),
+        "starters": lab.starters,
+        "references": lab.references,
+        "harness": spec.harness().model_dump(mode="json"),
+        "limits": spec.limits.model_dump(mode="json"),
+        "pool": spec.pool or "",
+        "folder": str(lab.folder),
+    }
+
+
 @transaction.atomic
 def sync_labs(content_dir: Path | None = None) -> SyncReport:
     """Load every lab folder into the database, matched by uuid; running it twice changes nothing."""
@@ -75,24 +98,7 @@ def sync_labs(content_dir: Path | None = None) -> SyncReport:
         by_slug[spec.slug] = module
     for lab in labs:
         spec = lab.spec
-        values = {
-            "slug": spec.slug,
-            "module": by_slug[lab.module.slug],
-            "title": spec.title,
-            "summary": spec.summary,
-            "order": spec.order,
-            "version": spec.version,
-            "languages": list(spec.languages),
-            "entry": spec.entry,
-            "statement": lab.statement,
-            "statement_html": render_markdown(lab.statement),
-            "starters": lab.starters,
-            "references": lab.references,
-            "harness": spec.harness().model_dump(mode="json"),
-            "limits": spec.limits.model_dump(mode="json"),
-            "pool": spec.pool or "",
-            "folder": str(lab.folder),
-        }
+        values = exercise_values(lab, by_slug[lab.module.slug])
         exercise = Exercise.objects.filter(uuid=spec.uuid).first()
         if exercise is None:
             Exercise.objects.create(uuid=spec.uuid, **values)
@@ -149,10 +155,10 @@ def can_view(user: Any, submission: Submission) -> bool:
 # --- runs ----------------------------------------------------------------------------------------
 
 
-def _validate_submission(user: User, exercise_slug: Any, language: Any, source: Any) -> Exercise:
+def _validate_submission(user: User, exercise_slug: Any, language: Any, source: Any, draft: bool = False) -> Exercise:
     if not isinstance(exercise_slug, str) or not exercise_slug:
         raise SubmissionRejected("Say which exercise this is for ('exercise').")
-    exercise = Exercise.objects.filter(slug=exercise_slug, published=True).first()
+    exercise = Exercise.objects.filter(slug=exercise_slug, **({} if draft else {"published": True})).first()
     if exercise is None:
         raise SubmissionRejected(f"There is no exercise called '{exercise_slug}'.", status=404)
     if language not in LANGUAGES:
@@ -196,6 +202,7 @@ def submit_run(
     queue: str = "",
     rate_limited: bool = True,
     lane: str = "practice",
+    draft: bool = False,
     block_size: int | None = None,
     launch: dict | None = None,
 ) -> Submission:
@@ -204,12 +211,13 @@ def submit_run(
     `lane` is "graded" for runs whose timings count (exclusive slices only), else "practice".
     A learner's run is held to the abuse limits (`labs.limits`: rate, one in flight, the lab's queue cap)
     and the GPU-seconds budget. A regrade (`labs.course_services.start_regrade`) passes the original run's
-    queue, so the re-execution lands on the same kind of slice, and is held to none of them.
+    queue, so the re-execution lands on the same kind of slice, and is held to none of them; a lab's validation
+    (`labs.authoring_services`) runs its samples on its unpublished draft exercise (`draft=True`).
     The queued event says the run's place and expected wait, and why it waits if no worker serves it.
     `block_size` is the learner's choice among the exercise's `launch_choices`; a regrade passes the
     original run's resolved `launch` instead.
     """
-    exercise = _validate_submission(user, exercise_slug, language, source)
+    exercise = _validate_submission(user, exercise_slug, language, source, draft)
     launch = launch if launch is not None else chosen_launch(exercise, block_size)
     queue = queue or languages.queue_for(exercise, language, lane)
     if not rate_limited:
@@ -253,7 +261,13 @@ def _save_run(
     notice = fleet.queue_notice(queue)
     with transaction.atomic():
         submission = Submission.objects.create(
-            owner=user, exercise=exercise, language=language, source=source, queue=queue, launch=launch
+            owner=user,
+            exercise=exercise,
+            language=language,
+            source=source,
+            queue=queue,
+            exercise_version=exercise.version,
+            launch=launch,
         )
         job = build_job(submission)
         where = fleet_routing.place(submission)

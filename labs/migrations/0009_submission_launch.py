@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('labs', '0007_lti'),
+        ('labs', '0008_lab_drafts_and_run_versions'),
     ]
 
     operations = [
