@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 STUDENTS, INSTRUCTORS, ADMINS = "students", "instructors", "admins"
 FINAL_EVENTS = ("done", "error")
 RUN_TASK = "gpu_worker.run_job"
+PROFILE_TASK = "gpu_worker.profile_run"  # Nsight Compute, on the slice's profile lane (`<queue>.profile`)
 
 
 class SubmissionRejected(ValueError):
@@ -330,6 +331,8 @@ def record_result(submission_id: int, payload: dict, final_event: dict | None = 
     submission.status = Status.ERROR if infrastructure else Status.DONE
     submission.finished_at = submission.last_event_at = timezone.now()
     submission.save(update_fields=["result", "verdict", "status", "finished_at", "last_event_at"])
+    if can_profile(submission) and _first_accepted_on_gpu(submission):  # a learner's first accepted GPU run
+        request_profile(submission)
     if final_event is None:
         final_event = {"type": "error" if infrastructure else "done", "verdict": result.verdict}
         final_event["seq"] = (submission.events.order_by("-seq").values_list("seq", flat=True).first() or 0) + 1
@@ -338,6 +341,57 @@ def record_result(submission_id: int, payload: dict, final_event: dict | None = 
             final_event["indicative"] = submission.result["indicative"]
             final_event["message"] = f"{result.message} (shared GPU: indicative)".strip()
     record_event(submission_id, final_event)
+
+
+def can_profile(submission: Submission) -> bool:
+    """An accepted run on a GPU, not profiled and not waiting for its profile."""
+    result = submission.result or {}
+    return (
+        submission.verdict == Verdict.ACCEPTED
+        and result.get("backend") == "cuda"
+        and submission.queue.startswith("gpu.")
+        and not result.get("profile")
+    )
+
+
+def request_profile(submission: Submission) -> bool:
+    """Ask the profile lane for the run's Nsight Compute report; False when it cannot be profiled (or is already).
+
+    The profile runs on `<queue>.profile`, served by a worker of its own beside the verdict worker, so it never
+    stands in front of anyone's verdict; its `profile` event streams to the run's viewers and its facts land
+    in the result (`record_profile`).
+    """
+    from labsite.celery import app
+
+    with transaction.atomic():
+        locked = Submission.objects.select_for_update().filter(pk=submission.pk).first()
+        if locked is None or not can_profile(locked):
+            return False
+        locked.result = {**(locked.result or {}), "profile": {"state": "queued"}}
+        locked.save(update_fields=["result"])
+        job = build_job(locked)
+        transaction.on_commit(
+            lambda: app.send_task(PROFILE_TASK, args=[job.to_wire()], queue=f"{locked.queue}.profile")
+        )
+    submission.result = locked.result
+    return True
+
+
+def record_profile(submission_id: int, facts: dict) -> None:
+    """Keep a profile's facts in the run's result (its event was stored and sent as it came)."""
+    with transaction.atomic():
+        submission = Submission.objects.select_for_update().filter(pk=submission_id).first()
+        if submission is None:
+            return
+        submission.result = {**(submission.result or {}), "profile": dict(facts)}
+        submission.save(update_fields=["result"])
+
+
+def _first_accepted_on_gpu(submission: Submission) -> bool:
+    earlier = Submission.objects.filter(
+        owner=submission.owner, exercise=submission.exercise, verdict=Verdict.ACCEPTED, queue__startswith="gpu."
+    ).exclude(pk=submission.pk)
+    return not earlier.exists()
 
 
 def fail_lost_runs() -> list[int]:

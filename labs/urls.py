@@ -19,6 +19,7 @@ urlpatterns = [
     path("fleet/dashboard/", fleet_dashboard.dashboard_page, name="fleet_dashboard"),
     path("api/submissions", api.submissions, name="api_submissions"),
     path("api/submissions/<id:submission_id>", api.submission_detail, name="api_submission"),
+    path("api/submissions/<id:submission_id>/profile", api.submission_profile, name="api_submission_profile"),
     path("courses/", courses.course_list, name="courses"),
     path("courses/<slug:slug>/", courses.course_detail, name="course"),
     path("courses/<slug:slug>/people", courses.course_people, name="course_people"),
