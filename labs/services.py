@@ -24,7 +24,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from gpu_worker.labspec import Lab, LabError, load_all
-from gpu_worker.protocol import LANGUAGES, MAX_SOURCE_BYTES, Event, ExerciseRef, Job, Result
+from gpu_worker.protocol import LANGUAGES, MAX_SOURCE_BYTES, Event, ExerciseRef, Harness, Job, Result
 from labs import fleet, fleet_routing, languages, limits
 from labs.lessons.registry import unknown_figures
 from labs.markdown import render_markdown
@@ -187,6 +187,7 @@ def build_job(submission: Submission) -> Job:
             version=exercise.version,
         ),
         source=submission.source,
+        launch=submission.launch,
         requested_by=submission.owner.get_username(),
         history=history_points(submission),
         reference=reference_point(submission),
@@ -203,6 +204,8 @@ def submit_run(
     rate_limited: bool = True,
     lane: str = "practice",
     draft: bool = False,
+    block_size: int | None = None,
+    launch: dict | None = None,
 ) -> Submission:
     """Save a learner's run and queue its job on the least-loaded pool of its lane; a rejected one saves nothing.
 
@@ -212,11 +215,14 @@ def submit_run(
     queue, so the re-execution lands on the same kind of slice, and is held to none of them; a lab's validation
     (`labs.authoring_services`) runs its samples on its unpublished draft exercise (`draft=True`).
     The queued event says the run's place and expected wait, and why it waits if no worker serves it.
+    `block_size` is the learner's choice among the exercise's `launch_choices`; a regrade passes the
+    original run's resolved `launch` instead.
     """
     exercise = _validate_submission(user, exercise_slug, language, source, draft)
+    launch = launch if launch is not None else chosen_launch(exercise, block_size)
     queue = queue or languages.queue_for(exercise, language, lane)
     if not rate_limited:
-        submission, queued = _save_run(user, exercise, language, source, queue, lane)
+        submission, queued = _save_run(user, exercise, language, source, queue, lane, launch)
         _broadcast(submission, queued)
         return submission
     in_flight = (Status.QUEUED, Status.RUNNING)
@@ -226,7 +232,7 @@ def submit_run(
         limits.take_run_slot(user)
         with limits.learner_lock(user):
             limits.check_in_flight(Submission.objects.filter(owner=user, status__in=in_flight).count())
-            submission, queued = _save_run(user, exercise, language, source, queue, lane)
+            submission, queued = _save_run(user, exercise, language, source, queue, lane, launch)
     except fleet_routing.OverGpuBudget as exc:
         raise SubmissionRejected(exc.message, status=429) from exc
     except limits.LimitReached as exc:
@@ -235,8 +241,21 @@ def submit_run(
     return submission
 
 
+def chosen_launch(exercise: Exercise, block_size: int | None) -> dict | None:
+    """The job's launch for the learner's block size (None: the exercise's own); a size not offered is refused."""
+    if block_size is None:
+        return None
+    choices = Harness.model_validate(exercise.harness).launch_choices
+    if choices is None:
+        raise SubmissionRejected(f"'{exercise.title}' has a fixed launch; leave out 'block_size'.")
+    try:
+        return choices.launch(block_size).to_wire()
+    except ValueError as exc:
+        raise SubmissionRejected(f"For '{exercise.title}' the {exc}.") from None
+
+
 def _save_run(
-    user: User, exercise: Exercise, language: str, source: str, queue: str, lane: str
+    user: User, exercise: Exercise, language: str, source: str, queue: str, lane: str, launch: dict | None = None
 ) -> tuple[Submission, dict]:
     from labsite.celery import app
 
@@ -249,6 +268,7 @@ def _save_run(
             source=source,
             queue=queue,
             exercise_version=exercise.version,
+            launch=launch,
         )
         job = build_job(submission)
         where = fleet_routing.place(submission)
@@ -404,6 +424,7 @@ def submission_state(submission: Submission, with_events: bool = True) -> dict:
         "status": submission.status,
         "verdict": submission.verdict or None,
         "queue": submission.queue,
+        "launch": submission.launch,
         "created_at": submission.created_at.isoformat(),
         "finished_at": submission.finished_at.isoformat() if submission.finished_at else None,
         "url": f"/api/submissions/{submission.pk}",
