@@ -218,13 +218,13 @@ async def run_one(user: Any, language: str, source: str, timeout: float) -> dict
     return record
 
 
-def _make_student() -> Any:
+def _make_student(username: str = "alice") -> Any:
     from django.contrib.auth.models import User
 
     from labs import services
 
     groups = services.ensure_roles()
-    user, _ = User.objects.get_or_create(username="alice")
+    user, _ = User.objects.get_or_create(username=username)
     user.groups.add(groups[services.STUDENTS])
     return user
 
@@ -258,6 +258,50 @@ async def run_jobs(
         if stopped:
             break
     return {"cold_job": cold, "jobs": jobs, "stopped": stopped}
+
+
+async def run_concurrent(languages: list[str], learners: int, timeout: float, seconds: float) -> dict[str, Any]:
+    """`learners` students at once, each submitting the reference again as soon as their last run is done."""
+    from asgiref.sync import sync_to_async
+
+    from gpu_worker.labspec import find_lab
+
+    sources = {case.language: case.source for case in find_lab(EXERCISE).cases if case.name.startswith("reference")}
+    users = [await sync_to_async(_make_student)(f"learner{i}") for i in range(learners)]
+    jobs: list[dict[str, Any]] = []
+    t0 = time.monotonic()
+    end = t0 + seconds
+
+    async def learner(index: int) -> None:
+        turn = index
+        while time.monotonic() < end:
+            language = languages[turn % len(languages)]
+            turn += 1
+            job = await run_one(users[index], language, sources[language], timeout)
+            job["learner"] = index
+            jobs.append(job)
+            if job["verdict"] == "lost":
+                return
+
+    await asyncio.gather(*(learner(i) for i in range(learners)))
+    wall = time.monotonic() - t0
+    accepted = sum(j["verdict"] == "accepted" for j in jobs)
+    done = [j["first"]["done"] for j in jobs if "done" in j["first"]]
+    figure = [j["first"]["figure"] for j in jobs if "figure" in j["first"]]
+    return {
+        "learners": learners,
+        "wall_s": round(wall, 2),
+        "jobs": jobs,
+        "accepted": accepted,
+        "jobs_per_hour": round(accepted / wall * 3600.0, 1),
+        "verdict_s": _stats(done),
+        "first_figure_s": _stats(figure),
+        "targets_met": {
+            "≥ 3000 graded jobs per hour": accepted / wall * 3600.0 >= 3000,
+            "verdict p95 ≤ 2 s": bool(done) and (_stats(done) or {}).get("p95", 99) <= 2.0,
+            "first figure p50 ≤ 0.5 s": bool(figure) and statistics.median(figure) <= 0.5,
+        },
+    }
 
 
 def _line(job: dict[str, Any]) -> str:
@@ -358,6 +402,18 @@ def write_report(out: Path, report: dict[str, Any]) -> str:
                     )
         lines += ["", "| target | met |", "| --- | --- |"]
         lines += [f"| {name} | {met} |" for name, met in summary["targets_met"].items()]
+    load = report.get("load")
+    if load:
+        lines += [
+            "",
+            f"Load: {load['learners']} learners at once on {load['workers']} worker(s) for {load['wall_s']} s: "
+            f"{load['accepted']} accepted, **{load['jobs_per_hour']} graded jobs per hour**; verdict (submit → done) "
+            f"{load['verdict_s']}; first figure {load['first_figure_s']}.",
+            "",
+            "| load target | met |",
+            "| --- | --- |",
+            *[f"| {name} | {met} |" for name, met in load["targets_met"].items()],
+        ]
     bad = report.get("not_accepted") or []
     lines += ["", f"Verdicts: {report.get('accepted', 0)} of {report.get('job_count', 0)} accepted."]
     lines += [f"- #{j['submission']} {j['language']}: {j['verdict']}: {j['message'][:300]}" for j in bad]
@@ -387,6 +443,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--first-after", type=float, default=0.0, help="seconds between ready and the first job")
     parser.add_argument("--ready-timeout", type=float, default=120.0)
     parser.add_argument("--deadline", type=float, default=210.0, help="no new job after this many seconds")
+    parser.add_argument("--workers", type=int, default=1, help="execution workers on the same GPU (same queue)")
+    parser.add_argument("--learners", type=int, default=0, help="then this many students at once (0: none)")
+    parser.add_argument("--load-seconds", type=float, default=60.0, help="how long the learners submit")
     return parser.parse_args(argv)
 
 
@@ -462,6 +521,11 @@ def main(argv: list[str] | None = None) -> int:
         services.append(worker)
         client = redis.Redis.from_url(redis_url)
         ready = wait_worker_ready(worker, client, prefix, args.ready_timeout)
+        for k in range(1, args.workers):  # more workers on the same GPU: checks overlap, timed runs take the lock
+            env = {**worker_env, "WARPLAB_WORKER_NAME": f"{pool}-{k}@{os.uname().nodename}"}
+            extra = Service(f"worker-{args.backend}-{k}", worker_argv, env, args.out / f"worker-{args.backend}-{k}.log")
+            services.append(extra)
+            wait_worker_ready(extra, client, prefix, args.ready_timeout)
         report["worker_ready"] = ready
         report["cold_ready_met"] = ready["log_ready_s"] <= TARGETS["cold_ready"]
         print(f"{worker.name} ready in {ready['log_ready_s']} s (heartbeat: {ready['heartbeat_states']})", flush=True)
@@ -476,6 +540,12 @@ def main(argv: list[str] | None = None) -> int:
         report["not_accepted"] = [j for j in everything if j["verdict"] != "accepted"]
         report["joined_late"] = [j["submission"] for j in everything if j["joined_late"]]
         report["summary"] = summarise(run, languages)
+        if args.learners:
+            load = asyncio.run(run_concurrent(languages, args.learners, args.job_timeout, args.load_seconds))
+            load["workers"] = args.workers
+            report["load"] = {k: v for k, v in load.items() if k != "jobs"}
+            report["load_not_accepted"] = [j for j in load["jobs"] if j["verdict"] != "accepted"][:10]
+            print(f"load: {json.dumps(report['load'], default=str)}", flush=True)
         code = 0 if not report["not_accepted"] and not run["stopped"] else 1
     except Exception as exc:  # the report says what failed; the services are stopped below either way
         report["error"] = f"{type(exc).__name__}: {exc}"

@@ -18,7 +18,10 @@ its own, timed by `gpu_worker.timing`:
 
 The result is cached as JSON keyed by GPU UUID and driver version, and checked
 against anchors measured on the same kind of GPU: a worker more than 10% under
-any anchor calls itself unhealthy and should take itself out of service.
+a bandwidth anchor, or whose FP32 or tensor rate is under its band of the chip's
+peak at the clock NVML read while it ran (`CLOCK_BANDS`), calls itself
+unhealthy and should take itself out of service. Each compute ceiling records
+its clock, power draw and throttle reasons.
 `python -m gpu_worker calibrate` (or `python -m gpu_worker.calibrate`) prints them.
 """
 
@@ -67,10 +70,20 @@ ANCHORS: dict[str, dict[str, float]] = {
         "hbm_read_bytes_per_s": 4.62e12,
         "copy_bytes_per_s": 4.27e12,
         "shared_bytes_per_s": 32.3e12,
-        "fp32_flops": 60.6e12,
+        # 65.3 TFLOP/s at 1980 MHz: 97.6% of 132 SMs x 128 lanes x 2 x 1980 MHz (the old 60.6 was a weaker kernel)
+        "fp32_flops": 65.3e12,
         "tensor_flops": 793e12,
     },
 }
+#: FLOP per clock per SM for the compute ceilings, by compute capability (CUDA C++ Programming Guide,
+#: "Arithmetic Instructions"; Hopper whitepaper: 4096 dense BF16 FLOP/clk/SM, so 989 TFLOP/s at 1830 MHz).
+PER_CLOCK: dict[str, dict[str, float]] = {
+    "sm_90": {"fp32_flops": 256.0, "tensor_flops": 4096.0},
+    "sm_80": {"fp32_flops": 128.0, "tensor_flops": 2048.0},
+}
+#: The share of the peak at the measured clock below which a compute ceiling is unhealthy: our FMA loop
+#: reaches 0.976 of it; cuBLAS's 8192^3 BF16 product 0.74-0.80 (its kernels, not the clock, set that).
+CLOCK_BANDS = {"fp32_flops": 0.90, "tensor_flops": 0.65}
 
 KERNELS = r"""
 extern "C" __global__ void read_sum(const float4* __restrict__ x, long long n4, float* __restrict__ out)
@@ -206,7 +219,19 @@ def measure_fma(module: Any, facts: DeviceFacts, iters: int = 4096) -> dict[str,
         kernel((grid,), (block,), (out, cp.int32(iters), cp.float32(0.9999), cp.float32(1e-4)), stream=stream)
 
     r = measure(launch, config=_config())
-    return {"value": _rate(r, flops), "median_ms": r["median_ms"], "flops": flops}
+    return {"value": _rate(r, flops), "median_ms": r["median_ms"], "flops": flops, **_clock(r)}
+
+
+def _clock(result: dict[str, Any]) -> dict[str, Any]:
+    """The SM clock NVML read while the samples ran, and the power state at the end."""
+    cold = result.get("cold") or {}
+    after = result.get("device_after") or {}
+    return {
+        "sm_clock_mhz": cold.get("sm_clock_min_mhz"),
+        "sm_clock_max_mhz": cold.get("sm_clock_max_mhz"),
+        "power_w": after.get("power_w"),
+        "throttle_reasons": after.get("throttle_reasons"),
+    }
 
 
 def measure_tensor(n: int = 8192) -> dict[str, Any]:
@@ -239,7 +264,14 @@ def measure_tensor(n: int = 8192) -> dict[str, Any]:
 
         dtype, via = "float16", "cupy.matmul (cuBLAS)"
     r = measure(launch, config=_config(TENSOR_BUDGET_S))
-    return {"value": _rate(r, flops), "median_ms": r["median_ms"], "flops": flops, "dtype": dtype, "via": via}
+    return {
+        "value": _rate(r, flops),
+        "median_ms": r["median_ms"],
+        "flops": flops,
+        "dtype": dtype,
+        "via": via,
+        **_clock(r),
+    }
 
 
 def _cache_file(uuid: str, driver: str, directory: str | None = None) -> Path:
@@ -334,20 +366,52 @@ def anchors_for(name: str) -> dict[str, float] | None:
     return ANCHORS.get(name)
 
 
+def peak_at_clock(data: dict[str, Any], key: str) -> float | None:
+    """The datasheet peak of a compute ceiling at the SM clock measured while it ran (None if unknown)."""
+    device = data.get("device") or {}
+    per_clock = PER_CLOCK.get(str(device.get("arch", "")), {}).get(key)
+    clock = ((data.get("details") or {}).get(key) or {}).get("sm_clock_mhz")
+    sms = device.get("sm_count")
+    if not (per_clock and clock and sms):
+        return None
+    return float(per_clock) * int(sms) * float(clock) * 1e6
+
+
 def healthy(
-    ceilings: dict[str, float], anchors: dict[str, float] | None, tolerance: float = 0.10
+    ceilings: dict[str, float],
+    anchors: dict[str, float] | None,
+    tolerance: float = 0.10,
+    document: dict[str, Any] | None = None,
 ) -> tuple[bool, list[str]]:
-    """(in service?, problems): every anchored ceiling must be within `tolerance` below its anchor."""
+    """(in service?, problems).
+
+    A compute ceiling (FP32, tensor) whose clock was measured is judged against the chip's peak at that
+    clock (`CLOCK_BANDS`): a card the power limit slowed is slower, not sick. Every other anchored
+    ceiling must be within `tolerance` below its anchor.
+    """
     if not anchors:
         return True, []
     problems = []
     for key, anchor in anchors.items():
         got = ceilings.get(key)
+        peak = peak_at_clock(document, key) if document and key in CLOCK_BANDS else None
         if got is None:
             problems.append(f"{key}: not measured")
+        elif peak is not None:
+            if got < CLOCK_BANDS[key] * peak:
+                clock = document["details"][key]["sm_clock_mhz"] if document else "?"
+                problems.append(
+                    f"{key}: {got:.4g} is {got / peak:.2f} of the peak at its {clock} MHz clock "
+                    f"(healthy: {CLOCK_BANDS[key]:.2f} or more)"
+                )
         elif got < (1.0 - tolerance) * anchor:
             problems.append(f"{key}: {got:.4g} is {100 * (1 - got / anchor):.1f}% under the anchor {anchor:.4g}")
     return not problems, problems
+
+
+def judge(data: dict[str, Any]) -> tuple[bool, list[str]]:
+    """`healthy` for a calibration document (its ceilings, its GPU's anchors, its measured clocks)."""
+    return healthy(dict(data.get("ceilings") or {}), anchors_for(data.get("key", {}).get("name", "")), document=data)
 
 
 def ratios(ceilings: dict[str, float], anchors: dict[str, float]) -> dict[str, float]:
@@ -366,7 +430,7 @@ def format_table(data: dict[str, Any]) -> str:
         a_txt = f"{anchor / scale:10.2f}" if anchor else f"{'-':>10}"
         r_txt = f"{got * scale / anchor:8.3f}" if anchor else f"{'-':>8}"
         lines.append(f"{key:<22}{got:9.2f} {unit:<3}{a_txt}{r_txt}")
-    ok, problems = healthy(data["ceilings"], anchors)
+    ok, problems = judge(data)
     lines.append("healthy" if ok else "UNHEALTHY: " + "; ".join(problems))
     return "\n".join(lines)
 
@@ -388,7 +452,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kernel cache {kernel_cache.seed_dir()}: {len(names)} file(s)", file=sys.stderr)
     data = load_or_calibrate(refresh=args.refresh)
     print(json.dumps(data, indent=2) if args.json else format_table(data))
-    return 0 if healthy(data["ceilings"], anchors_for(data["key"]["name"]))[0] else 1
+    return 0 if judge(data)[0] else 1
 
 
 if __name__ == "__main__":

@@ -1,14 +1,19 @@
 """The default checker: compare a kernel's output with the exercise's expected array.
 
-It runs in the engine, never in the sandbox, on outputs the child sent back
-and an expectation the engine computed itself from regenerated inputs, so the
-learner's module cannot reach or replace it. Floats pass where
+On the simulator it runs in the engine, never in the sandbox, on outputs the
+child sent back and an expectation the engine computed itself from
+regenerated inputs, so the learner's module cannot reach or replace it. On a
+GPU it runs in the measuring process, which never imports learner code, with
+`xp=cupy` on device arrays (expected computed after the learner's kernel has
+finished), and only the summary and the first mismatches leave the GPU. Floats pass where
 `|got - expected| <= atol + rtol * |expected|` (as `np.isclose`), except that
 NaN never passes, not even against NaN: outputs start as NaN, so a NaN left
 in place means an element was never written. Integers must match exactly.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
@@ -30,11 +35,12 @@ def compare(
     got: np.ndarray,
     tolerance: Tolerance,
     sizes: dict[str, int] | None = None,
+    xp: Any = np,
 ) -> CheckInfo:
-    """Check one output array; the first mismatches are listed with their index."""
+    """Check one output array; the first mismatches are listed with their index (NumPy or, with xp, CuPy)."""
     info = CheckInfo(passed=False, output=name, sizes=dict(sizes or {}))
-    expected = np.asarray(expected)
-    got = np.asarray(got)
+    expected = xp.asarray(expected)
+    got = xp.asarray(got)
     if expected.shape != got.shape:
         if expected.size == got.size:
             expected = expected.reshape(got.shape)
@@ -45,36 +51,39 @@ def compare(
     if integer:
         exp = expected.astype(np.int64)
         out = got.astype(np.int64)
-        diff = np.abs(out - exp).astype(np.float64)
+        diff = xp.abs(out - exp).astype(np.float64)
         bad = out != exp
     else:
         exp = expected.astype(np.float64)
         out = got.astype(np.float64)
         with np.errstate(invalid="ignore", over="ignore"):
-            diff = np.abs(out - exp)
-            close = diff <= tolerance.atol + tolerance.rtol * np.abs(exp)
-            close |= np.isinf(exp) & (out == exp)  # inf - inf is NaN, yet an exact inf is right
-        bad = ~close | np.isnan(out) | np.isnan(exp)
-    count = int(np.count_nonzero(bad))
+            diff = xp.abs(out - exp)
+            close = diff <= tolerance.atol + tolerance.rtol * xp.abs(exp)
+            close |= xp.isinf(exp) & (out == exp)  # inf - inf is NaN, yet an exact inf is right
+        bad = ~close | xp.isnan(out) | xp.isnan(exp)
+    count = int(xp.count_nonzero(bad))
     # with a NaN or inf among the differences there is no meaningful maximum: null, not a reassuring 0.0
-    info.max_abs_error = float(diff.max()) if diff.size and np.isfinite(diff).all() else None
+    info.max_abs_error = float(diff.max()) if diff.size and bool(xp.isfinite(diff).all()) else None
     info.mismatch_count = count
     info.passed = count == 0
     if count:
         sentinel = poison_value(str(got.dtype))
-        for flat in np.flatnonzero(bad.ravel())[:MAX_MISMATCHES]:
-            value = out.ravel()[flat]
+        poisoned = xp.isnan(out) if np.isnan(sentinel) else out == sentinel
+        unwritten = int(xp.count_nonzero(poisoned & bad))
+        first = xp.flatnonzero(bad.ravel())[:MAX_MISMATCHES]
+        got_first, exp_first = out.ravel()[first], exp.ravel()[first]
+        if xp is not np:  # only the first mismatches leave the device
+            first, got_first, exp_first = first.get(), got_first.get(), exp_first.get()
+        for flat, value, want in zip(first, got_first, exp_first, strict=True):
             never_written = np.isnan(value) if np.isnan(sentinel) else value == sentinel
             info.mismatches.append(
                 Mismatch(
-                    index=_index(int(flat), got.shape),
-                    expected=float(exp.ravel()[flat]),  # NaN and inf become null in the JSON
+                    index=_index(int(flat), tuple(got.shape)),
+                    expected=float(want),  # NaN and inf become null in the JSON
                     got=float(value),
                     note="never written (still the poison value)" if never_written else None,
                 )
             )
-        poisoned = np.isnan(out) if np.isnan(sentinel) else out == sentinel
-        unwritten = int(np.count_nonzero(poisoned & bad))
         info.message = f"{count} of {bad.size} elements are wrong"
         if unwritten:
             info.message += f", {unwritten} of them never written"

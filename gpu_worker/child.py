@@ -115,9 +115,10 @@ class _Child:
                     continue
                 values = make_arguments(args, run["sizes"], run["seed"])
                 config = LaunchConfig(tuple(run["grid"]), tuple(run["block"]), run.get("shared_bytes", 0))
+                check = _check_spec(request, args, run) if profile is None else None
                 try:
                     with _gpu_lock(backend) if profile is not None else contextlib.nullcontext():
-                        backend.launch(compiled.handle, [values[a.name] for a in args], config)
+                        checks = backend.launch(compiled.handle, [values[a.name] for a in args], config, check)
                 except LearnerError as exc:
                     self.leave_if_forked()
                     diagnostics = [d.model_dump() for d in exc.diagnostics]
@@ -126,8 +127,11 @@ class _Child:
                 if profile is not None:  # the profiler has what it came for; no outputs, no timing
                     self.send({"type": "profiled", "index": index})
                     continue
-                outputs = {a.name: values[a.name] for a in args if a.role == "out"}
-                self.send({"type": "outputs", "index": index}, outputs)
+                if checks is not None:  # judged on the device by this process, which never ran learner code
+                    self.send({"type": "checked", "index": index, "checks": [c.model_dump() for c in checks]})
+                else:
+                    outputs = {a.name: values[a.name] for a in args if a.role == "out"}
+                    self.send({"type": "outputs", "index": index}, outputs)
                 memory = backend.take_memory_report() if hasattr(backend, "take_memory_report") else None
                 if memory is not None:
                     self.send({"type": "memory", "index": index, "memory": memory})
@@ -135,7 +139,15 @@ class _Child:
                     try:
                         occupancy = backend.occupancy(compiled.handle, config)  # type: ignore[attr-defined]
                         self.send({"type": "occupancy", "index": index, "occupancy": occupancy})
-                        self.send({"type": "timing", "index": index, "timing": backend.time()})
+                        timed = [
+                            [make_arguments(args, run["sizes"], seed)[a.name] for a in args]
+                            for seed in run.get("timed_seeds") or []
+                        ]
+                        summary = backend.time(timed, check)  # type: ignore[attr-defined]
+                        timed_checks = summary.pop("checks", None)
+                        if timed_checks is not None:
+                            self.send({"type": "checked", "index": index, "phase": "timed", "checks": timed_checks})
+                        self.send({"type": "timing", "index": index, "timing": summary})
                     except LearnerError as exc:
                         self.leave_if_forked()
                         self.send({"type": exc.verdict, "message": exc.message, "diagnostics": [], "index": index})
@@ -147,6 +159,18 @@ class _Child:
         finally:
             self.leave_if_forked()
             backend.close()
+
+
+def _check_spec(request: dict[str, Any], args: list[Any], run: dict[str, Any]) -> Any:
+    """What the engine asked this process to judge on the device (`cuda` only), or None."""
+    spec = request.get("check")
+    if not spec:
+        return None
+    from gpu_worker.backends.device_check import CheckSpec
+    from gpu_worker.protocol import Tolerance
+
+    tolerance = Tolerance.model_validate(spec["tolerance"])
+    return CheckSpec(args=args, expected=dict(spec["expected"]), tolerance=tolerance, sizes=dict(run["sizes"]))
 
 
 def _gpu_lock(backend: Any) -> contextlib.AbstractContextManager[float]:
@@ -173,21 +197,24 @@ def _warm_up(backend: str) -> str:
 
         import gpu_worker.backends.sim  # noqa: F401
         import gpu_worker.memtrace  # noqa: F401
+        from gpu_worker.backends import compile_server
+
+        compile_server.start_spare()  # the real compiler, warm, in a process of its own
     elif backend == "cuda":
         try:
             from gpu_worker import kernel_cache
 
             kernel_cache.prepare()  # before CuPy is imported: its cache backend is built once per process
-            import gpu_worker.backends.cuda  # noqa: F401  # CuPy, Numba and their patches, in the usual order
+            import gpu_worker.backends.cuda  # noqa: F401
+            from gpu_worker.backends import compile_server
 
-            os.environ.setdefault("NUMBA_CUDA_ARRAY_INTERFACE_SYNC", "0")  # as CudaBackend() sets it
+            compile_server.start_spare()  # the learner's compile process, warm; it starts while CUDA does
             import cupy
 
             cupy.cuda.runtime.free(0)  # creates the device's primary context
             from gpu_worker.timing import compile_harness
 
             compile_harness(cupy)  # our own kernel, before any learner's code is in this process
-            gpu_worker.backends.cuda.warm_numba_compiler()  # Numba's one-time costs, not the job's
         except Exception as exc:
             return "".join(traceback.format_exception_only(type(exc), exc)).strip()[:500]
     return ""
@@ -215,6 +242,10 @@ def main(argv: list[str]) -> int:
         request = _read_request(request_fd)
         if request.get("gpu_lock_fd") is not None:  # the worker's per-GPU timing lock, inherited (gpu_lock.py)
             os.environ["WARPLAB_GPU_LOCK_FD"] = str(int(request["gpu_lock_fd"]))
+        if request.get("module_rules") is False:  # the engine's own choice (sandbox tests), never the learner's
+            from gpu_worker.backends.learner_module import UNCHECKED_ENV
+
+            os.environ[UNCHECKED_ENV] = "1"
         _drop_privileges(request.get("drop_uid"), request.get("drop_gid"))
         writer.send({"type": "hello", "pid": os.getpid(), "uid": os.getuid(), "gid": os.getgid()})
         child = _Child(writer, request)

@@ -155,7 +155,7 @@ def _cmd_occupancy(rest: list[str]) -> int:
 def _cmd_serve(args: argparse.Namespace) -> int:
     from gpu_worker.service import serve  # Celery is imported only by the worker process
 
-    serve(pool=args.pool, loglevel=args.loglevel, name=args.name)
+    serve(pool=args.pool, loglevel=args.loglevel, name=args.name, lane=args.lane)
     return 0
 
 
@@ -189,6 +189,12 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--pool", default=None, help="pool name: sim, or a GPU pool such as h200.full")
     serve.add_argument("--loglevel", default="INFO")
     serve.add_argument("--name", default=None, help="worker name (WARPLAB_WORKER_NAME, else <queue>@<host>)")
+    serve.add_argument(
+        "--lane",
+        choices=("verdict", "profile"),
+        default="verdict",
+        help="profile: consume gpu.<pool>.profile, Nsight Compute runs asked for after a verdict",
+    )
     serve.set_defaults(handler=_cmd_serve)
 
     commands.add_parser("occupancy", help="the offline occupancy calculator (its own --help)", add_help=False)

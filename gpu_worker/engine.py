@@ -58,6 +58,7 @@ class _State:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     checks: list[CheckInfo] = field(default_factory=list)
     outputs_seen: set[int] = field(default_factory=set)
+    timed_seen: set[int] = field(default_factory=set)  # sizes whose timed launches were checked
     finished: bool = False
     infra_error: str = ""
     occupancy: dict[str, Any] | None = None  # the calculator's, from the compiled resources
@@ -112,6 +113,7 @@ class _Judge:
         self.state = _State()
         self.args = job.exercise.harness.args_for(job.exercise.language)
         self.gpu: GpuReport | None = None  # the cuda backend's timing, occupancy and metrics
+        self.trusts_checks = False  # the cuda child judges on the device: its process never imports learner code
         self.budget = Budget(len(runs))
 
     def __call__(self, message: dict[str, Any]) -> None:
@@ -162,6 +164,8 @@ class _Judge:
                 )
         elif kind == "outputs":
             self._check(int(message["index"]), message.get("data") or {})
+        elif kind == "checked" and self.trusts_checks:
+            self._take_checks(int(message["index"]), message.get("phase", "launch"), message["checks"])
         elif kind == "finished":
             state.finished = True
         elif kind == "error":
@@ -181,6 +185,27 @@ class _Judge:
     def figure(self, figure: dict[str, Any]) -> None:
         self.state.figures.append(figure)
         self.send("figure", **figure)
+
+    def _take_checks(self, index: int, phase: str, checks: list[dict[str, Any]]) -> None:
+        """Checks the measuring process made on the device (it never imported learner code)."""
+        if not 0 <= index < len(self.runs) or self.state.verdict:
+            raise _Malformed(f"unexpected checks for size {index}")
+        if phase == "launch":
+            if index in self.state.outputs_seen:
+                raise _Malformed(f"checks for size {index} twice")
+            self.state.outputs_seen.add(index)
+        elif phase != "timed" or index in self.state.timed_seen:
+            raise _Malformed(f"unexpected {phase} checks for size {index}")
+        else:
+            self.state.timed_seen.add(index)
+        wanted = len(self.job.exercise.harness.expected) * (len(self.runs[index].get("timed_seeds") or [1]))
+        if len(checks) > max(wanted, 1) * 4:
+            raise _Malformed("too many checks")
+        for raw in checks:
+            info = CheckInfo.model_validate(raw)
+            info.sizes = dict(self.runs[index]["sizes"])
+            self.state.checks.append(info)
+            self.send("check", index=index, **info.model_dump())
 
     def _check(self, index: int, data: dict[str, Any]) -> None:
         if not 0 <= index < len(self.runs) or index in self.state.outputs_seen or self.state.verdict:
@@ -237,10 +262,12 @@ def _verdict(state: _State, run: sandbox.SandboxRun, runs: list[dict[str, Any]],
     return "runtime_error", f"the job ended before it finished ({status}): a crash, out of memory or an exit() call"
 
 
-def run_job(job: Job, emit: Emit, backend: str = "sim") -> Result:
+def run_job(job: Job, emit: Emit, backend: str = "sim", *, module_rules: bool = True) -> Result:
     """Run one job to its verdict, emitting events along the way; never raises for the learner's faults.
 
     A root worker leases the job's uid first (gpu_worker.uid_pool): the job runs as it and the result names it.
+    `module_rules=False` lets a CUDA Python module run code at import (`backends.module_rules` off): only
+    the sandbox's tests ask for it, to put hostile code in front of the sandbox's walls.
     """
     if job.exercise.language == "policy":  # a scheduling policy, not a kernel: gpu_worker.datacenter
         from gpu_worker.datacenter.runner import run_policy_job
@@ -262,13 +289,13 @@ def run_job(job: Job, emit: Emit, backend: str = "sim") -> Result:
                 message=f"the worker cannot start another job now: {exc}",
             )
     try:
-        return _run_job(job, emit, backend, lease.uid if lease is not None else None)
+        return _run_job(job, emit, backend, lease.uid if lease is not None else None, module_rules)
     finally:
         if lease is not None:
             lease.release()
 
 
-def _run_job(job: Job, emit: Emit, backend: str, uid: int | None) -> Result:
+def _run_job(job: Job, emit: Emit, backend: str, uid: int | None, module_rules: bool = True) -> Result:
     started = time.monotonic()
     backend_name = job.backend or backend
     counter = itertools.count(FIRST_SEQ)
@@ -329,21 +356,17 @@ def _run_job(job: Job, emit: Emit, backend: str, uid: int | None) -> Result:
     send("started", backend=backend_name, device=device, worker=_worker(backend_name), sandbox=isolation)
     if rejection:
         return finish("rejected", rejection, sandbox=isolation)
-    for r in runs:
-        r.pop("threads_per_block", None)
-    request: dict[str, Any] = {
-        "backend": backend_name,
-        "language": job.exercise.language,
-        "source": job.source,
-        "entry": job.exercise.entry,
-        "args": [a.model_dump() for a in job.exercise.harness.args_for(job.exercise.language)],
-        "runs": runs,
-    }
+    request = _request(job, backend_name, runs, module_rules)
     judge = _Judge(job, runs, send, analysis.source_label(backend_name, device))
     lock_fd = None
     if backend_name == "cuda":  # GPU measurements: occupancy and timing per size, under the per-GPU lock
         judge.gpu = GpuReport(job, runs, send, judge.state.checks, load_ceilings())
         request["measure"] = True
+        harness = job.exercise.harness
+        request["check"] = {"expected": harness.expected, "tolerance": harness.tolerance.model_dump()}
+        judge.trusts_checks = True
+        for index, r in enumerate(runs):  # the timed launches' own inputs, never the checked launch's
+            r["timed_seeds"] = [job_seed(harness.seed, job.submission_id, 1000 + 2 * index + k) for k in range(2)]
     warm = _take_spare(backend_name, limits, extra)  # a spare child already warm, or None: a cold start
     if backend_name == "cuda":
         lock_fd = open_worker_lock_fd() if warm is None else None  # a spare holds its own, inherited at its start
@@ -401,8 +424,6 @@ def _run_job(job: Job, emit: Emit, backend: str, uid: int | None) -> Result:
                 job.reference,
             )
         )
-    if verdict == "accepted" and backend_name == "cuda":  # the counters, once, after the measured run
-        gpu_fields["profile"] = profiling.profile_job(job, runs, request, limits, send, device=device)
     if state.occupancy is not None:
         gpu_fields["occupancy"] = {**(gpu_fields.get("occupancy") or {}), "calculator": state.occupancy}
     judged = goals.judge(
@@ -430,6 +451,45 @@ def _run_job(job: Job, emit: Emit, backend: str, uid: int | None) -> Result:
         figures=state.figures,
         **gpu_fields,
     )
+
+
+def _request(job: Job, backend: str, runs: list[dict[str, Any]], module_rules: bool = True) -> dict[str, Any]:
+    """The child's request: the learner's source, the exercise's arguments and one launch per size."""
+    for r in runs:
+        r.pop("threads_per_block", None)
+    return {
+        "backend": backend,
+        "language": job.exercise.language,
+        "source": job.source,
+        "entry": job.exercise.entry,
+        "args": [a.model_dump() for a in job.exercise.harness.args_for(job.exercise.language)],
+        "runs": runs,
+        "module_rules": module_rules,
+    }
+
+
+PROFILE_FIRST_SEQ = 10_000  # a profile's events follow the run's, whatever their count
+
+
+def run_profile(job: Job, emit: Emit, backend: str = "cuda") -> dict[str, Any] | None:
+    """Nsight Compute for a run already judged, on the profile lane: never on any learner's verdict path.
+
+    The kernel is compiled again and launched once under ncu in its own sandboxed child
+    (`gpu_worker.profiling`); emits one `profile` event and returns its facts (None off a GPU).
+    """
+    counter = itertools.count(PROFILE_FIRST_SEQ)
+
+    def send(kind: str, **fields: Any) -> None:
+        emit(Event.of(kind, next(counter), **fields))
+
+    try:
+        runs = _runs(job, backend)
+    except LaunchRejected as exc:
+        facts = profiling.unavailable(f"launch rejected: {exc}")
+        send("profile", **facts)
+        return facts
+    request = _request(job, backend, runs)
+    return profiling.profile_job(job, runs, request, job.exercise.limits, send, device=device_name(backend))
 
 
 def _extra_processes(backend: str, runs: list[dict[str, Any]]) -> int:

@@ -73,7 +73,7 @@ def _parse(text: str) -> ast.expr:
         raise FormulaError(f"cannot parse formula {text!r}: {exc.msg}") from None
 
 
-def _evaluate(node: ast.AST, names: Mapping[str, Any], allow_numpy: bool) -> Any:
+def _evaluate(node: ast.AST, names: Mapping[str, Any], allow_numpy: bool, xp: Any = np) -> Any:
     def ev(n: ast.AST) -> Any:
         if isinstance(n, ast.Constant) and isinstance(n.value, (int, float)):
             return n.value
@@ -95,7 +95,7 @@ def _evaluate(node: ast.AST, names: Mapping[str, Any], allow_numpy: bool) -> Any
             return tuple(ev(e) for e in n.elts)
         if isinstance(n, ast.Attribute) and allow_numpy:
             if isinstance(n.value, ast.Name) and n.value.id == "np" and not n.attr.startswith("_"):
-                return getattr(np, n.attr)
+                return getattr(xp, n.attr)
             if n.attr in {"T", "shape", "size", "dtype"}:
                 return getattr(ev(n.value), n.attr)
             raise FormulaError(f"attribute {n.attr!r} is not allowed")
@@ -136,7 +136,10 @@ def number_value(text: str | float, sizes: Mapping[str, int]) -> float:
     return float(_evaluate(_parse(text), {**SIZE_FUNCTIONS, **sizes}, allow_numpy=False))
 
 
-def array_value(text: str, arrays: Mapping[str, Any]) -> np.ndarray:
-    """Evaluate a NumPy expression over the named inputs (the expected output)."""
-    names = {**SIZE_FUNCTIONS, **arrays, "np": np}
-    return np.asarray(_evaluate(_parse(text), names, allow_numpy=True))
+def array_value(text: str, arrays: Mapping[str, Any], xp: Any = np) -> Any:
+    """Evaluate a NumPy expression over the named inputs (the expected output).
+
+    With `xp=cupy` and CuPy arrays the same expression runs on the GPU (`np.` names CuPy's functions).
+    """
+    names = {**SIZE_FUNCTIONS, **arrays, "np": xp}
+    return xp.asarray(_evaluate(_parse(text), names, allow_numpy=True, xp=xp))

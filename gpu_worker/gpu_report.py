@@ -109,6 +109,9 @@ class GpuReport:
             self.timings[index] = t
             return True
         t["counted"] = True
+        if "outputs_varied" in (t.get("flags") or []):
+            t["ranked"] = False
+            t["note"] = "not ranked: some timed launches left other outputs than the others (fingerprints differ)"
         others = self.others.get(index) or {}
         if others or self.shared_slice:
             t["flags"] = sorted({*(t.get("flags") or []), "shared_gpu"})

@@ -82,7 +82,7 @@ def decide(calibration: dict[str, Any] | None, error: str | None = None) -> Stat
     name = key.get("name", "unknown GPU")
     ceilings = dict(calibration.get("ceilings") or {})
     anchors = anchors_for(name)
-    ok, problems = healthy(ceilings, anchors)
+    ok, problems = healthy(ceilings, anchors, document=calibration)
     return Status(
         state=SERVING if ok else OUT_OF_SERVICE,
         device=name,

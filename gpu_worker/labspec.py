@@ -171,6 +171,12 @@ def _check_formulas(path: Path, spec: LabSpec) -> None:
             formulas += [(f"launch.block[{i}]", f) for i, f in enumerate(spec.launch.block)]
             formulas += [(f"launch.grid[{i}]", f) for i, f in enumerate(spec.launch.grid)]
             formulas.append(("launch.dynamic_shared_bytes", spec.launch.dynamic_shared_bytes))
+            if spec.launch_choices is not None:
+                for i, f in enumerate(spec.launch_choices.grid):
+                    try:
+                        check_formula(f, names | {"block"})
+                    except FormulaError as exc:
+                        raise LabError(f"{path}: field 'launch_choices.grid[{i}]' (sizes.{backend}): {exc}") from None
             for arg in spec.args:
                 formulas += [(f"args.{arg.name}.shape", s) for s in arg.shape]
                 if arg.value is not None:

@@ -9,6 +9,7 @@ Nothing here imports Django.
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any, Literal
 
@@ -85,6 +86,22 @@ class LaunchSpec(Model):
     dynamic_shared_bytes: str = "0"
 
 
+class LaunchChoices(Model):
+    """Block sizes a learner may choose (1D): `grid` are formulas of the sizes and of `block`, the chosen size.
+
+    The web checks the choice against `block` and sends the resolved launch as the job's `launch`.
+    """
+
+    block: list[int] = Field(min_length=1, max_length=16)
+    grid: list[str] = Field(min_length=1, max_length=3)
+
+    def launch(self, block: int) -> LaunchSpec:
+        """The job's launch for a chosen block size (which must be one of `block`)."""
+        if block not in self.block:
+            raise ValueError(f"block size {block} is not one of {', '.join(map(str, self.block))}")
+        return LaunchSpec(block=[str(block)], grid=[re.sub(r"\bblock\b", str(block), g) for g in self.grid])
+
+
 class Tolerance(Model):
     rtol: float = 1e-5
     atol: float = 1e-6
@@ -141,6 +158,7 @@ class Harness(Model):
     work: WorkSpec = Field(default_factory=lambda: WorkSpec(bytes="0"))
     seed: int = 1234
     goals: list[GoalSpec] = Field(default_factory=list)
+    launch_choices: LaunchChoices | None = None  # block sizes the learner may pick, instead of `launch`
     policy: PolicySpec | None = None  # a scheduling exercise (gpu_worker.datacenter)
 
     def args_for(self, language: str) -> list[ArgSpec]:

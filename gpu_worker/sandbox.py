@@ -93,6 +93,7 @@ class _Plan:
     limits: list[tuple[int, int]] = field(default_factory=list)
     cgroup: dict[str, int | float] | None = None  # the job cgroup's limits, made at start
     seccomp: bool = False  # whether argv holds `--seccomp SECCOMP_FD`, to be replaced by a fresh fd at start
+    profiler: bool = False  # a profiler runs in front of the child (its filter allows ptrace and perf events)
 
 
 def _toolkit_root() -> Path | None:
@@ -136,6 +137,7 @@ def _read_only_paths(extra: Sequence[Path] = ()) -> list[Path]:
     return unique
 
 
+CUDA_HOST_MEMORY_MB = 16384  # a GPU job's host memory: CUDA's libraries, pinned buffers and host copies of sizes
 SECCOMP_FD = "SECCOMP_FD"  # placeholder in a plan's argv for the filter's fd, made afresh for every start
 
 
@@ -286,7 +288,7 @@ def _bwrap_has(option: str) -> bool:
 
 def _containment(backend: str, limits: Limits, extra_processes: int) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """What bounds the whole job (a cgroup, or only rlimits) in words, and the cgroup's limits if there is one."""
-    memory_mb = limits.memory_mb
+    memory_mb = max(limits.memory_mb, CUDA_HOST_MEMORY_MB) if backend == "cuda" else limits.memory_mb
     where = cgroups.available()
     if where is None:
         return {"containment": "rlimits only (no cgroup this worker may create)"}, None
@@ -344,7 +346,7 @@ def plan(
             "uid_switch": "setresuid in the child (worker runs as root)" if root_mode else "user namespace",
             "tmp_mb": limits.tmp_mb if tmp_bytes is not None else "uncapped (this bwrap has no --size)",
             "user_namespaces": "denied by seccomp" if root_mode else "--disable-userns and seccomp",
-            **syscall_filter.describe(),
+            **syscall_filter.describe(profiler=bool(wrapper)),
         }
         info_args = ["--info-fd", str(info_fd)] if info_fd is not None else []
         sandbox_args = _bwrap_args(
@@ -389,7 +391,7 @@ def plan(
         owned = placement.worker_gpus(declared=WorkerSettings().gpus)
         env |= placement.job_environment(limits.gpus, owned)
         info["gpus"] = env["CUDA_VISIBLE_DEVICES"]
-    return _Plan(argv, env, info, NOBODY if root_mode else None, chosen, cgroup_limits, seccomp)
+    return _Plan(argv, env, info, NOBODY if root_mode else None, chosen, cgroup_limits, seccomp, bool(wrapper))
 
 
 def describe(backend: str, limits: Limits, extra_processes: int = 0, uid: int | None = None) -> dict[str, Any]:
@@ -409,7 +411,7 @@ class _Session:
             )
         argv, filter_fd = the_plan.argv, None
         if the_plan.seccomp:
-            filter_fd = syscall_filter.program_fd()
+            filter_fd = syscall_filter.program_fd(the_plan.profiler)
             argv = [str(filter_fd) if a == SECCOMP_FD else a for a in argv]
         try:
             self.proc = subprocess.Popen(

@@ -14,6 +14,7 @@ an unhealthy slice stays out of service, measuring again every
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import time
 from collections.abc import Callable
@@ -160,6 +161,31 @@ def run_job(self: Any, payload: dict) -> str:
     return result.verdict
 
 
+@app.task(name="gpu_worker.profile_run")
+def profile_run(payload: dict) -> str:
+    """Nsight Compute for a judged run (the profile lane): a `profile` event, then the facts to the web queue."""
+    from gpu_worker.engine import run_profile
+
+    job = Job.model_validate(payload)
+    reporter = _Reporter(job.submission_id)
+    try:
+        facts = run_profile(job, reporter, backend=job.backend or settings.backend)
+    except Exception as exc:  # ours; the run's verdict stands whatever happens here
+        log.exception("profile of submission %s failed", job.submission_id)
+        facts = {"available": False, "reason": f"the profiling run failed on the worker ({type(exc).__name__})"}
+    _report("labs.record_profile", job.submission_id, facts or {"available": False, "reason": "not a GPU worker"})
+    return "profiled" if (facts or {}).get("available") else "unavailable"
+
+
+def _serve_profile_lane(queue: str, loglevel: str, name: str | None) -> None:
+    os.environ[spare.ENV] = "0"  # a profile child is started under ncu, never from a spare
+    name = name or host_format(f"{queue}@%h")
+    app.worker_main(
+        ["worker", "-Q", queue, "--concurrency", "1", "--prefetch-multiplier", "1", "-n", name, "--loglevel", loglevel]
+        + ["--without-gossip", "--without-mingle"]
+    )
+
+
 def _leave(signum: int, frame: Any) -> None:
     """Until Celery installs its own handlers: stop as its warm shutdown does (exit 0), the heartbeat dropped."""
     log.info("worker told to stop (signal %d) before it consumed anything", signum)
@@ -174,12 +200,18 @@ def _gpu_probe(uuid: str | None) -> Callable[[], dict[str, Any]]:
     return lambda: live_state(nvml)
 
 
-def serve(pool: str | None = None, loglevel: str = "INFO", name: str | None = None) -> None:
+def serve(pool: str | None = None, loglevel: str = "INFO", name: str | None = None, lane: str = "verdict") -> None:
     """Start a worker for this slice's queue: concurrency 1, prefetch 1, late acknowledgement.
 
     A cuda worker calibrates first and consumes only once healthy; its heartbeat says so meanwhile.
+    `lane="profile"` serves `<queue>.profile` instead: Nsight Compute runs asked for after a verdict, in a
+    process of their own beside the verdict worker (the profiled launch takes the per-GPU lock, as timing
+    does), so a profile never stands in front of a learner's verdict; it neither calibrates nor beats.
     """
     queue = settings.queue if pool is None else ("sim" if pool == "sim" else f"gpu.{pool}")
+    if lane == "profile":
+        _serve_profile_lane(f"{queue}.profile", loglevel, name)
+        return
     # Celery sets up logging only in worker_main; calibration comes before it and must be heard
     logging.basicConfig(level=loglevel.upper(), format="[%(asctime)s: %(levelname)s/%(processName)s] %(message)s")
     name = name or settings.worker_name or host_format(f"{queue}@%h")

@@ -72,8 +72,13 @@ def enabled() -> bool:
     return value.strip().lower() not in ("0", "", "false", "no", "off")
 
 
+# Enforced by the engine from the hand-over on (the wall clock, the output it keeps), not fixed at a child's start:
+# a spare serves jobs that differ only in these.
+HANDOVER_LIMITS = frozenset({"wall_seconds", "output_bytes"})
+
+
 def key_of(backend: str, limits: Limits, extra_processes: int) -> Key:
-    return (backend, limits.model_dump_json(), int(extra_processes))
+    return (backend, limits.model_dump_json(exclude=set(HANDOVER_LIMITS)), int(extra_processes))
 
 
 @dataclass

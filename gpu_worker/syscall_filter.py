@@ -13,6 +13,12 @@ program that probes for them carries on. `clone3` fails with ENOSYS instead:
 its flags are behind a pointer the filter cannot read, and glibc falls back to
 `clone`, whose flags it can (threads and plain forks pass; any namespace flag
 fails). Nothing here blocks what CUDA needs: ioctl and mmap on /dev/nvidia*.
+
+Under a profiler (`profiler=True`: Nsight Compute in front of the child, see
+`gpu_worker.profiling`) ptrace, perf_event_open and process_vm_* stay allowed,
+as a profiler may use them; the learner's process there runs as the job's uid,
+which owns no other process of the sandbox, and the host's perf_event_paranoid
+still applies. (Not yet measured with ncu on the device.)
 """
 
 from __future__ import annotations
@@ -79,6 +85,7 @@ DENIED = (
     "nfsservctl",
     "_sysctl",
 )
+PROFILER_NEEDS = frozenset({"ptrace", "perf_event_open", "process_vm_readv", "process_vm_writev"})
 NAMESPACE_FLAGS = {
     "CLONE_NEWNS": 0x00020000,
     "CLONE_NEWCGROUP": 0x02000000,
@@ -91,20 +98,33 @@ NAMESPACE_FLAGS = {
 
 
 def _library() -> Any:
-    import pyseccomp  # loads libseccomp.so.2; ImportError or OSError without it
+    """pyseccomp, which loads libseccomp.so.2 when imported (RuntimeError, ImportError or OSError without it)."""
+    import ctypes.util
 
+    real = ctypes.util.find_library
+
+    def find(name: str) -> str | None:  # a library unpacked beside the image (LD_LIBRARY_PATH) is not in ldconfig's
+        return real(name) or ("libseccomp.so.2" if name == "seccomp" else None)
+
+    ctypes.util.find_library = find
+    try:
+        import pyseccomp
+    finally:
+        ctypes.util.find_library = real
     return pyseccomp
 
 
-@functools.lru_cache(maxsize=1)
-def program() -> bytes | None:
+@functools.lru_cache(maxsize=2)
+def program(profiler: bool = False) -> bytes | None:
     """The filter as a BPF program for bwrap, or None when libseccomp is not there (the sandbox then says so)."""
     try:
         seccomp = _library()
-    except (ImportError, OSError, AttributeError):
+    except (ImportError, OSError, AttributeError, RuntimeError):
         return None
     rules = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
     for name in DENIED:
+        if profiler and name in PROFILER_NEEDS:
+            continue
         try:
             rules.add_rule(seccomp.ERRNO(errno.EPERM), name)
         except (OSError, ValueError, RuntimeError):  # a syscall this architecture does not have
@@ -124,9 +144,9 @@ def program() -> bytes | None:
             os.close(read_fd)
 
 
-def program_fd() -> int | None:
+def program_fd(profiler: bool = False) -> int | None:
     """A new file descriptor holding the program from its start, for one bwrap (which reads it to the end)."""
-    bpf = program()
+    bpf = program(profiler)
     if bpf is None:
         return None
     fd = os.memfd_create("warplab-seccomp", os.MFD_CLOEXEC)
@@ -135,10 +155,15 @@ def program_fd() -> int | None:
     return fd
 
 
-def describe() -> dict[str, Any]:
+def describe(profiler: bool = False) -> dict[str, Any]:
     """What the filter denies, for the job's sandbox description."""
     if program() is None:
         return {"seccomp": "none (libseccomp or pyseccomp is missing)"}
+    if profiler:
+        return {
+            "seccomp": "denies namespaces, mount, io_uring, keyrings, bpf, modules, kexec; allows the profiler's "
+            "ptrace, perf_event_open and process_vm_*"
+        }
     return {
         "seccomp": "denies namespaces, mount, io_uring, keyrings, ptrace, process_vm_*, bpf, perf_event_open, "
         "modules, kexec (EPERM); clone3 (ENOSYS, glibc falls back to clone)"

@@ -88,8 +88,11 @@ extern "C" __global__ void warplab_hold(volatile int* flag, unsigned long long t
 
 
 def compile_harness(cp: Any) -> None:
-    """Compile the harness's own kernel now (CuPy memoizes it per process): a spare does it before its job."""
+    """Compile the harness's own kernels now (CuPy memoizes them per process): a spare does it before its job."""
+    from gpu_worker.launch_guard import fingerprint_kernel
+
     _ = cp.RawKernel(HOLD_SOURCE, "warplab_hold").kernel
+    _ = fingerprint_kernel(cp).kernel
 
 
 class _Hold:
@@ -139,8 +142,13 @@ def _batch(
     flush: _Flusher | None,
     nvml: Nvml | None,
     hold: _Hold | None = None,
+    guard: Any = None,
 ) -> tuple[list[float], float, list[int]]:
-    """`count` samples with no host sync between them; (samples ms, GPU ms spent, clock readings)."""
+    """`count` samples with no host sync between them; (samples ms, GPU ms spent, clock readings).
+
+    With a `guard` (`launch_guard.LaunchGuard`) its `before` runs ahead of each sample's flush and its
+    `after` behind each stop event: both outside the timed interval.
+    """
     begin = cp.cuda.Event()
     starts, stops = _events(cp, count), _events(cp, count)
     if hold is not None:
@@ -148,11 +156,15 @@ def _batch(
     begin.record(stream)
     try:
         for i in range(count):
+            if guard is not None:
+                guard.before(stream)
             if flush is not None:
                 flush(stream)
             starts[i].record(stream)
             launch(stream)
             stops[i].record(stream)
+            if guard is not None:
+                guard.after(stream)
     finally:
         if hold is not None:
             hold.release()
@@ -194,7 +206,14 @@ def _warmup(cp: Any, launch: Launch, stream: Any, config: TimingConfig) -> tuple
 
 
 def _cold(
-    cp: Any, launch: Launch, stream: Any, est_ms: float, budget_ms: float, config: TimingConfig, nvml: Nvml | None
+    cp: Any,
+    launch: Launch,
+    stream: Any,
+    est_ms: float,
+    budget_ms: float,
+    config: TimingConfig,
+    nvml: Nvml | None,
+    guard: Any = None,
 ) -> dict[str, Any]:
     flush = None
     flush_ms = 0.0
@@ -220,7 +239,7 @@ def _cold(
         left = budget_ms - spent_ms
         if per_sample * count > left:
             count = max(1, int(left / max(per_sample, 1e-4)))
-        batch, ms, clocks = _batch(cp, launch, stream, count, flush, nvml, hold)
+        batch, ms, clocks = _batch(cp, launch, stream, count, flush, nvml, hold, guard)
         batches += 1
         spent_ms += ms
         all_clocks += clocks
@@ -306,19 +325,30 @@ def measure(
     config: TimingConfig | None = None,
     nvml: Nvml | None = None,
     hot: bool | None = None,
+    guard: Any = None,
 ) -> dict[str, Any]:
-    """Time one kernel at one size; see the module docstring. Times are milliseconds."""
+    """Time one kernel at one size; see the module docstring. Times are milliseconds.
+
+    With a `guard` (`launch_guard.LaunchGuard`) the launches are the guard's (its input sets), every cold
+    sample is poisoned before and fingerprinted after, and `guard.finish` reads the fingerprints before
+    the hot number is taken; its report is the result's `guard`.
+    """
     cp = _cupy()
     config = config or TimingConfig()
     stream = stream or cp.cuda.Stream(non_blocking=True)
     t0 = time.perf_counter()
     before = nvml.state() if nvml is not None else None
+    if guard is not None:
+        launch = guard.launch
+    guarded = None
     with stream:
         est_ms, warm_ms, warm_n = _warmup(cp, launch, stream, config)
         budget_ms = config.rule.gpu_budget_s * 1000.0 - warm_ms
         want_hot = hot if hot is not None else est_ms < config.graph_below_ms
         cold_budget = budget_ms * ((1.0 - config.hot_budget_fraction) if want_hot else 1.0)
-        cold = _cold(cp, launch, stream, est_ms, cold_budget, config, nvml)
+        cold = _cold(cp, launch, stream, est_ms, cold_budget, config, nvml, guard)
+        if guard is not None:
+            guarded = guard.finish(stream)
         hot_result = None
         if want_hot:
             hot_result = _hot(cp, launch, stream, est_ms, budget_ms - cold["gpu_ms"], config)
@@ -337,6 +367,8 @@ def measure(
         flags.append("low_clock_batches_dropped")
     if cold["hold_timeouts"]:
         flags.append("host_bound_batches")  # the blocking kernel gave up: launch gaps may be in the samples
+    if guarded and guarded["samples_unlike_their_set"]:
+        flags.append("outputs_varied")  # some timed samples left other outputs: never ranked
     return {
         "method": "cuda-events",
         "median_ms": cold_summary.get("median"),
@@ -349,6 +381,7 @@ def measure(
         "device_after": after.as_dict() if after else None,
         "shared_gpu": shared,
         "flags": flags,
+        "guard": guarded,
     }
 
 
@@ -367,4 +400,5 @@ def brief(result: dict[str, Any]) -> dict[str, Any]:
         "gpu_seconds": result["gpu_seconds"],
         "sm_clock_mhz": [result["cold"]["sm_clock_min_mhz"], result["cold"]["sm_clock_max_mhz"]],
         "flags": result["flags"],
+        "guard": result.get("guard"),
     }

@@ -146,6 +146,8 @@ class MessageReader:
             del self._buffer[: end + 1]
             self._pending = _parse_header(line)
         need = sum(a["nbytes"] for a in self._pending.get("arrays", []))
+        if need > self.max_bytes:  # refused when announced, not after the rest of the job was read as its data
+            raise WireOverflow(f"your program sent more than {self.max_bytes} bytes of messages to the engine")
         if len(self._buffer) < need:
             return None
         message, self._pending = self._pending, None

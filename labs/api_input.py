@@ -121,6 +121,7 @@ class SubmissionInput:
     exercise: str
     language: str
     source: str
+    block_size: int | None = None  # the learner's block size, where the exercise offers a choice
 
 
 def _text_field(body: dict, name: str, missing: str, max_chars: int) -> str:
@@ -144,7 +145,10 @@ def submission_input(request: HttpRequest) -> SubmissionInput:
     source = _text_field(body, "source", "The source is empty.", max_body_bytes())
     if len(source.encode()) > MAX_SOURCE_BYTES:
         raise BadInput(f"The source is over the {MAX_SOURCE_BYTES // 1024} KiB limit.", status=413)
-    return SubmissionInput(exercise=exercise, language=language, source=source)
+    block_size = body.get("block_size")
+    if block_size is not None and (type(block_size) is not int or not 1 <= block_size <= 1024):
+        raise BadInput("'block_size' must be a whole number of threads from 1 to 1024.")
+    return SubmissionInput(exercise=exercise, language=language, source=source, block_size=block_size)
 
 
 def query_text(request: HttpRequest, name: str, max_chars: int = 100) -> str | None:

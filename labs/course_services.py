@@ -430,6 +430,7 @@ def start_regrade(assignment: Assignment, actor: User) -> Regrade:
                 original.source,
                 queue=original.queue,
                 rate_limited=False,
+                launch=original.launch,
             )
             RegradeRun.objects.create(
                 regrade=regrade,

@@ -104,18 +104,24 @@ def place(submission: Submission) -> dict:
     }
 
 
-def gpu_seconds_today(user) -> float:
-    """GPU-seconds the learner's runs held a slice in the last 24 hours (started to finished, GPU queues only)."""
+def gpu_seconds_today(user=None, owners=None) -> float:
+    """GPU-seconds runs held a slice in the last 24 hours (started to finished, GPU queues only): one
+    learner's (`user`), or every run of the users in `owners` (a course's students)."""
     since = timezone.now() - timedelta(days=1)
-    runs = Submission.objects.filter(owner=user, queue__startswith="gpu.", finished_at__gte=since)
+    runs = Submission.objects.filter(queue__startswith="gpu.", finished_at__gte=since)
+    runs = runs.filter(owner=user) if user is not None else runs.filter(owner__in=owners)
     held = runs.exclude(started_at__isnull=True).aggregate(total=Sum(F("finished_at") - F("started_at")))["total"]
     return held.total_seconds() if held else 0.0
 
 
 def check_gpu_budget(user, queue: str) -> None:
-    """Refuse a GPU run once the learner's GPU-seconds for the last 24 h reach WARPLAB_GPU_SECONDS_PER_DAY (0: none)."""
+    """Refuse a GPU run once the learner's GPU-seconds for the last 24 h reach WARPLAB_GPU_SECONDS_PER_DAY (0: none),
+    or a course they study in has spent its own (`check_course_budgets`)."""
+    if not queue.startswith("gpu."):
+        return
     budget = float(settings.WARPLAB_GPU_SECONDS_PER_DAY)
-    if budget <= 0 or not queue.startswith("gpu."):
+    if budget <= 0:
+        check_course_budgets(user)
         return
     used = gpu_seconds_today(user)
     if used >= budget:
@@ -123,3 +129,23 @@ def check_gpu_budget(user, queue: str) -> None:
             f"You have used {used:.0f} of your {budget:.0f} GPU-seconds for the last 24 hours. "
             "GPU time comes back as your older runs pass 24 hours; the simulator stays open."
         )
+    check_course_budgets(user)
+
+
+def check_course_budgets(user) -> None:
+    """Refuse a GPU run while a course the learner studies in has spent WARPLAB_COURSE_GPU_SECONDS_PER_DAY (0: none)
+    over its students' runs of the last 24 hours."""
+    budget = float(settings.WARPLAB_COURSE_GPU_SECONDS_PER_DAY)
+    if budget <= 0:
+        return
+    from labs.models import Membership
+    from labs.models.course import Role
+
+    for membership in Membership.objects.filter(user=user, role=Role.STUDENT).select_related("course"):
+        students = Membership.objects.filter(course=membership.course, role=Role.STUDENT).values("user")
+        used = gpu_seconds_today(owners=students)
+        if used >= budget:
+            raise OverGpuBudget(
+                f"Your course {membership.course.title} has used {used:.0f} of its {budget:.0f} GPU-seconds "
+                "for the last 24 hours. GPU time comes back as older runs pass 24 hours; the simulator stays open."
+            )

@@ -173,7 +173,7 @@ def _measured(submission: Submission) -> tuple[Submission, int]:
         .first()
     )
     if link is None:
-        return submission, submission.exercise.version
+        return submission, submission.exercise_version or submission.exercise.version
     return link.rerun, link.harness_version
 
 

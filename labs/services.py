@@ -23,8 +23,8 @@ from django.contrib.auth.models import Group, Permission, User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from gpu_worker.labspec import LabError, load_all
-from gpu_worker.protocol import LANGUAGES, MAX_SOURCE_BYTES, Event, ExerciseRef, Job, Result
+from gpu_worker.labspec import Lab, LabError, load_all
+from gpu_worker.protocol import LANGUAGES, MAX_SOURCE_BYTES, Event, ExerciseRef, Harness, Job, Result
 from labs import fleet, fleet_routing, languages, limits
 from labs.lessons.registry import unknown_figures
 from labs.markdown import render_markdown
@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 STUDENTS, INSTRUCTORS, ADMINS = "students", "instructors", "admins"
 FINAL_EVENTS = ("done", "error")
 RUN_TASK = "gpu_worker.run_job"
+PROFILE_TASK = "gpu_worker.profile_run"  # Nsight Compute, on the slice's profile lane (`<queue>.profile`)
 
 
 class SubmissionRejected(ValueError):
@@ -58,6 +59,29 @@ class SyncReport:
     unchanged: list[str] = field(default_factory=list)
 
 
+def exercise_values(lab: Lab, module: Module) -> dict[str, Any]:
+    """An Exercise's fields from a loaded lab folder (its uuid aside): for sync_labs and labs authored online."""
+    spec = lab.spec
+    return {
+        "slug": spec.slug,
+        "module": module,
+        "title": spec.title,
+        "summary": spec.summary,
+        "order": spec.order,
+        "version": spec.version,
+        "languages": list(spec.languages),
+        "entry": spec.entry,
+        "statement": lab.statement,
+        "statement_html": render_markdown(lab.statement),
+        "starters": lab.starters,
+        "references": lab.references,
+        "harness": spec.harness().model_dump(mode="json"),
+        "limits": spec.limits.model_dump(mode="json"),
+        "pool": spec.pool or "",
+        "folder": str(lab.folder),
+    }
+
+
 @transaction.atomic
 def sync_labs(content_dir: Path | None = None) -> SyncReport:
     """Load every lab folder into the database, matched by uuid; running it twice changes nothing."""
@@ -75,24 +99,7 @@ def sync_labs(content_dir: Path | None = None) -> SyncReport:
         by_slug[spec.slug] = module
     for lab in labs:
         spec = lab.spec
-        values = {
-            "slug": spec.slug,
-            "module": by_slug[lab.module.slug],
-            "title": spec.title,
-            "summary": spec.summary,
-            "order": spec.order,
-            "version": spec.version,
-            "languages": list(spec.languages),
-            "entry": spec.entry,
-            "statement": lab.statement,
-            "statement_html": render_markdown(lab.statement),
-            "starters": lab.starters,
-            "references": lab.references,
-            "harness": spec.harness().model_dump(mode="json"),
-            "limits": spec.limits.model_dump(mode="json"),
-            "pool": spec.pool or "",
-            "folder": str(lab.folder),
-        }
+        values = exercise_values(lab, by_slug[lab.module.slug])
         exercise = Exercise.objects.filter(uuid=spec.uuid).first()
         if exercise is None:
             Exercise.objects.create(uuid=spec.uuid, **values)
@@ -149,10 +156,10 @@ def can_view(user: Any, submission: Submission) -> bool:
 # --- runs ----------------------------------------------------------------------------------------
 
 
-def _validate_submission(user: User, exercise_slug: Any, language: Any, source: Any) -> Exercise:
+def _validate_submission(user: User, exercise_slug: Any, language: Any, source: Any, draft: bool = False) -> Exercise:
     if not isinstance(exercise_slug, str) or not exercise_slug:
         raise SubmissionRejected("Say which exercise this is for ('exercise').")
-    exercise = Exercise.objects.filter(slug=exercise_slug, published=True).first()
+    exercise = Exercise.objects.filter(slug=exercise_slug, **({} if draft else {"published": True})).first()
     if exercise is None:
         raise SubmissionRejected(f"There is no exercise called '{exercise_slug}'.", status=404)
     if language not in LANGUAGES:
@@ -180,6 +187,7 @@ def build_job(submission: Submission) -> Job:
             version=exercise.version,
         ),
         source=submission.source,
+        launch=submission.launch,
         requested_by=submission.owner.get_username(),
         history=history_points(submission),
         reference=reference_point(submission),
@@ -195,19 +203,26 @@ def submit_run(
     queue: str = "",
     rate_limited: bool = True,
     lane: str = "practice",
+    draft: bool = False,
+    block_size: int | None = None,
+    launch: dict | None = None,
 ) -> Submission:
     """Save a learner's run and queue its job on the least-loaded pool of its lane; a rejected one saves nothing.
 
     `lane` is "graded" for runs whose timings count (exclusive slices only), else "practice".
     A learner's run is held to the abuse limits (`labs.limits`: rate, one in flight, the lab's queue cap)
     and the GPU-seconds budget. A regrade (`labs.course_services.start_regrade`) passes the original run's
-    queue, so the re-execution lands on the same kind of slice, and is held to none of them.
+    queue, so the re-execution lands on the same kind of slice, and is held to none of them; a lab's validation
+    (`labs.authoring_services`) runs its samples on its unpublished draft exercise (`draft=True`).
     The queued event says the run's place and expected wait, and why it waits if no worker serves it.
+    `block_size` is the learner's choice among the exercise's `launch_choices`; a regrade passes the
+    original run's resolved `launch` instead.
     """
-    exercise = _validate_submission(user, exercise_slug, language, source)
+    exercise = _validate_submission(user, exercise_slug, language, source, draft)
+    launch = launch if launch is not None else chosen_launch(exercise, block_size)
     queue = queue or languages.queue_for(exercise, language, lane)
     if not rate_limited:
-        submission, queued = _save_run(user, exercise, language, source, queue, lane)
+        submission, queued = _save_run(user, exercise, language, source, queue, lane, launch)
         _broadcast(submission, queued)
         return submission
     in_flight = (Status.QUEUED, Status.RUNNING)
@@ -217,7 +232,7 @@ def submit_run(
         limits.take_run_slot(user)
         with limits.learner_lock(user):
             limits.check_in_flight(Submission.objects.filter(owner=user, status__in=in_flight).count())
-            submission, queued = _save_run(user, exercise, language, source, queue, lane)
+            submission, queued = _save_run(user, exercise, language, source, queue, lane, launch)
     except fleet_routing.OverGpuBudget as exc:
         raise SubmissionRejected(exc.message, status=429) from exc
     except limits.LimitReached as exc:
@@ -226,15 +241,34 @@ def submit_run(
     return submission
 
 
+def chosen_launch(exercise: Exercise, block_size: int | None) -> dict | None:
+    """The job's launch for the learner's block size (None: the exercise's own); a size not offered is refused."""
+    if block_size is None:
+        return None
+    choices = Harness.model_validate(exercise.harness).launch_choices
+    if choices is None:
+        raise SubmissionRejected(f"'{exercise.title}' has a fixed launch; leave out 'block_size'.")
+    try:
+        return choices.launch(block_size).to_wire()
+    except ValueError as exc:
+        raise SubmissionRejected(f"For '{exercise.title}' the {exc}.") from None
+
+
 def _save_run(
-    user: User, exercise: Exercise, language: str, source: str, queue: str, lane: str
+    user: User, exercise: Exercise, language: str, source: str, queue: str, lane: str, launch: dict | None = None
 ) -> tuple[Submission, dict]:
     from labsite.celery import app
 
     notice = fleet.queue_notice(queue)
     with transaction.atomic():
         submission = Submission.objects.create(
-            owner=user, exercise=exercise, language=language, source=source, queue=queue
+            owner=user,
+            exercise=exercise,
+            language=language,
+            source=source,
+            queue=queue,
+            exercise_version=exercise.version,
+            launch=launch,
         )
         job = build_job(submission)
         where = fleet_routing.place(submission)
@@ -297,6 +331,8 @@ def record_result(submission_id: int, payload: dict, final_event: dict | None = 
     submission.status = Status.ERROR if infrastructure else Status.DONE
     submission.finished_at = submission.last_event_at = timezone.now()
     submission.save(update_fields=["result", "verdict", "status", "finished_at", "last_event_at"])
+    if can_profile(submission) and _first_accepted_on_gpu(submission):  # a learner's first accepted GPU run
+        request_profile(submission)
     if final_event is None:
         final_event = {"type": "error" if infrastructure else "done", "verdict": result.verdict}
         final_event["seq"] = (submission.events.order_by("-seq").values_list("seq", flat=True).first() or 0) + 1
@@ -305,6 +341,57 @@ def record_result(submission_id: int, payload: dict, final_event: dict | None = 
             final_event["indicative"] = submission.result["indicative"]
             final_event["message"] = f"{result.message} (shared GPU: indicative)".strip()
     record_event(submission_id, final_event)
+
+
+def can_profile(submission: Submission) -> bool:
+    """An accepted run on a GPU, not profiled and not waiting for its profile."""
+    result = submission.result or {}
+    return (
+        submission.verdict == Verdict.ACCEPTED
+        and result.get("backend") == "cuda"
+        and submission.queue.startswith("gpu.")
+        and not result.get("profile")
+    )
+
+
+def request_profile(submission: Submission) -> bool:
+    """Ask the profile lane for the run's Nsight Compute report; False when it cannot be profiled (or is already).
+
+    The profile runs on `<queue>.profile`, served by a worker of its own beside the verdict worker, so it never
+    stands in front of anyone's verdict; its `profile` event streams to the run's viewers and its facts land
+    in the result (`record_profile`).
+    """
+    from labsite.celery import app
+
+    with transaction.atomic():
+        locked = Submission.objects.select_for_update().filter(pk=submission.pk).first()
+        if locked is None or not can_profile(locked):
+            return False
+        locked.result = {**(locked.result or {}), "profile": {"state": "queued"}}
+        locked.save(update_fields=["result"])
+        job = build_job(locked)
+        transaction.on_commit(
+            lambda: app.send_task(PROFILE_TASK, args=[job.to_wire()], queue=f"{locked.queue}.profile")
+        )
+    submission.result = locked.result
+    return True
+
+
+def record_profile(submission_id: int, facts: dict) -> None:
+    """Keep a profile's facts in the run's result (its event was stored and sent as it came)."""
+    with transaction.atomic():
+        submission = Submission.objects.select_for_update().filter(pk=submission_id).first()
+        if submission is None:
+            return
+        submission.result = {**(submission.result or {}), "profile": dict(facts)}
+        submission.save(update_fields=["result"])
+
+
+def _first_accepted_on_gpu(submission: Submission) -> bool:
+    earlier = Submission.objects.filter(
+        owner=submission.owner, exercise=submission.exercise, verdict=Verdict.ACCEPTED, queue__startswith="gpu."
+    ).exclude(pk=submission.pk)
+    return not earlier.exists()
 
 
 def fail_lost_runs() -> list[int]:
@@ -337,6 +424,7 @@ def submission_state(submission: Submission, with_events: bool = True) -> dict:
         "status": submission.status,
         "verdict": submission.verdict or None,
         "queue": submission.queue,
+        "launch": submission.launch,
         "created_at": submission.created_at.isoformat(),
         "finished_at": submission.finished_at.isoformat() if submission.finished_at else None,
         "url": f"/api/submissions/{submission.pk}",

@@ -15,6 +15,11 @@ def record_result(submission_id: int, result: dict, final_event: dict | None = N
     services.record_result(submission_id, result, final_event)
 
 
+@shared_task(name="labs.record_profile", ignore_result=True)
+def record_profile(submission_id: int, facts: dict) -> None:
+    services.record_profile(submission_id, facts)
+
+
 @shared_task(name="labs.fail_lost_runs", ignore_result=True)
 def fail_lost_runs() -> list[int]:
     return services.fail_lost_runs()

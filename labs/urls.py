@@ -3,7 +3,7 @@
 from django.urls import path
 
 import labs.converters  # noqa: F401  (registers <id:...>)
-from labs.views import api, calculators, courses, fleet, fleet_dashboard, fleet_plan, grades, lti, pages
+from labs.views import api, authoring, calculators, courses, fleet, fleet_dashboard, fleet_plan, grades, lti, pages
 
 app_name = "labs"
 A = "courses/<slug:slug>/a/<slug:assignment_slug>/"
@@ -19,6 +19,7 @@ urlpatterns = [
     path("fleet/dashboard/", fleet_dashboard.dashboard_page, name="fleet_dashboard"),
     path("api/submissions", api.submissions, name="api_submissions"),
     path("api/submissions/<id:submission_id>", api.submission_detail, name="api_submission"),
+    path("api/submissions/<id:submission_id>/profile", api.submission_profile, name="api_submission_profile"),
     path("courses/", courses.course_list, name="courses"),
     path("courses/<slug:slug>/", courses.course_detail, name="course"),
     path("courses/<slug:slug>/people", courses.course_people, name="course_people"),
@@ -34,6 +35,9 @@ urlpatterns = [
     path(A + "integrity/", grades.integrity_page, name="integrity"),
     path(A + "lti-grades", lti.assignment_lti_grades, name="assignment_lti_grades"),
     path("courses/<slug:slug>/lti", lti.course_lti, name="course_lti"),
+    path("authoring/", authoring.draft_list, name="drafts"),
+    path("authoring/<slug:slug>/", authoring.draft_detail, name="draft"),
+    path("authoring/<slug:slug>.zip", authoring.draft_download, name="draft_zip"),
     path("lti/login/", lti.oidc_login, name="lti_login"),
     path("lti/launch/", lti.launch, name="lti_launch"),
     path("lti/jwks/", lti.jwks, name="lti_jwks"),

@@ -156,6 +156,8 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = WARPLAB_MAX_BODY_BYTES
 WARPLAB_MAX_WS_MESSAGE_BYTES = env.int("WARPLAB_MAX_WS_MESSAGE_BYTES", default=4096)
 # GPU-seconds a learner's runs may hold a slice in any 24 hours (0: no cap); the simulator is never capped.
 WARPLAB_GPU_SECONDS_PER_DAY = env.float("WARPLAB_GPU_SECONDS_PER_DAY", default=3600.0)
+# GPU-seconds all of a course's students' runs may hold slices in any 24 hours (0: no cap).
+WARPLAB_COURSE_GPU_SECONDS_PER_DAY = env.float("WARPLAB_COURSE_GPU_SECONDS_PER_DAY", default=0.0)
 WARPLAB_CONTENT_DIR = env.path("WARPLAB_CONTENT_DIR", default=BASE_DIR / "labs" / "content")
 LAB_DEMO_PASSWORD = env("LAB_DEMO_PASSWORD", default="")
 

@@ -220,7 +220,9 @@ class ExercisePage {
     this.setBusy(true);
     this.resetRun();
     this.view.setStatus("Submitting…", "busy");
-    const reply = await this.api.submit({ exercise: this.slug, language: this.language, source });
+    const blockSelect = document.getElementById("block-size");
+    const blockSize = blockSelect ? Number.parseInt(blockSelect.value, 10) : undefined;
+    const reply = await this.api.submit({ exercise: this.slug, language: this.language, source, blockSize });
     if (!reply.ok) {
       this.view.setStatus(reply.error, "error");
       this.setBusy(false);

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gpu_worker.launch import LaunchConfig
-from gpu_worker.protocol import ArgSpec, CompileInfo, Diagnostic, Language, Verdict
+from gpu_worker.protocol import ArgSpec, CheckInfo, CompileInfo, Diagnostic, Language, Verdict
 
 
 class LearnerError(Exception):
@@ -59,8 +59,12 @@ class Backend(ABC):
         """Compile `source` and find kernel `entry` taking `args`; raise LearnerError for the learner's faults."""
 
     @abstractmethod
-    def launch(self, handle: Any, args: list[Any], config: LaunchConfig) -> None:
-        """Run the kernel once on host arrays (outputs are written back into them); raise LearnerError."""
+    def launch(self, handle: Any, args: list[Any], config: LaunchConfig, check: Any = None) -> list[CheckInfo] | None:
+        """Run the kernel once on host arrays (outputs are written back into them); raise LearnerError.
+
+        A backend whose process may judge (`cuda`: it never imports learner code) takes `check` and returns
+        the checks it made on the device instead of copying the outputs back.
+        """
 
     def close(self) -> None:  # noqa: B027 - optional hook, most backends hold nothing
         """Release the device (called once, at the end of the job)."""

@@ -7,11 +7,14 @@
   ever loaded for another's job.
   NVRTC's log is turned into diagnostics at lines and columns of the learner's
   own file (the same parser as nvcc's).
-- CUDA Python goes through numba-cuda: the learner's module is imported, the
-  kernel compiled for the exercise's argument types, launched on device arrays
-  that share CuPy's memory.
+- CUDA Python goes through numba-cuda in the learner's compile process
+  (`compile_server`, `numba_ptx`): only there is the learner's module imported
+  and compiled for the exercise's argument types. This process, which makes
+  the inputs, launches, times and fingerprints, loads the PTX it hands back
+  with CuPy and launches it through Numba's kernel ABI (`numba_abi`): it never
+  imports learner code, so nothing the learner wrote can patch its clock.
 - Registers, static shared memory, local memory and the thread limit come from
-  CuPy's `RawKernel.attributes` or the numba dispatcher, never from text.
+  CuPy's `RawKernel.attributes` of the loaded binary, never from the compiler's text.
 - A fault (illegal address, trap, device-side assert) surfaces at the
   synchronisation after the launch and leaves the CUDA context unusable: the
   backend reports `runtime_error` naming the error, and the child ends; the
@@ -27,7 +30,6 @@ with an empty cache).
 from __future__ import annotations
 
 import contextlib
-import inspect
 import os
 import re
 from dataclasses import dataclass, field
@@ -40,15 +42,19 @@ if not hasattr(numpy, "row_stack"):  # numba 0.68 still calls numpy.row_stack, g
     numpy.row_stack = numpy.vstack  # type: ignore[attr-defined]
 
 from gpu_worker import kernel_cache, timing  # noqa: E402
-from gpu_worker.backends import nvcc  # noqa: E402
+from gpu_worker.backends import device_check, nvcc  # noqa: E402
 from gpu_worker.backends.base import Backend, Compiled, LearnerError  # noqa: E402
-from gpu_worker.backends.learner_module import import_learner_module  # noqa: E402
+from gpu_worker.backends.device_check import CheckSpec  # noqa: E402
 from gpu_worker.device_info import Nvml  # noqa: E402
-from gpu_worker.diagnostics import from_exception, from_numba_error  # noqa: E402
 from gpu_worker.launch import LaunchConfig  # noqa: E402
-from gpu_worker.protocol import ArgSpec, CompileInfo, Diagnostic, Language  # noqa: E402
+from gpu_worker.protocol import ArgSpec, CheckInfo, CompileInfo, Diagnostic, Language  # noqa: E402
 
 NVRTC_OPTIONS = ("--std=c++17", "-lineinfo")
+COMPILE_SECONDS = 60.0
+TAMPERED = (
+    "the kernel wrote outside its outputs: the expected value of {0!r}, computed before it ran, changed "
+    "while it ran"
+)  # the learner's Numba compile, inside the job's own wall-clock limit
 DEFAULT_DYNAMIC_SHARED_LIMIT = 48 * 1024
 # CUDA errors a learner's kernel can cause, in words (runtime and driver spellings).
 FAULTS = {
@@ -100,37 +106,6 @@ def device_name() -> str:
     return "CUDA GPU"
 
 
-WARM_KERNEL = """
-@cuda.jit
-def warplab_warm_up(x, n):
-    i = cuda.grid(1)
-    if i < n:
-        x[i] = x[i] * 2.0
-"""
-
-
-def warm_numba_compiler() -> int:
-    """Compile, load and inspect one small kernel the way a learner's is compiled (a spare does it before its job).
-
-    A process's first Numba compilation also builds Numba's typing and target
-    contexts and loads NVVM and the linker; later compilations pay only for
-    their own kernel. Nothing is launched: a spare waits beside a job that may be timing.
-    Returns the kernel's registers per thread (read from the loaded module).
-    """
-    from numba import cuda, types
-    from numba.core.typing import signature as make_signature
-
-    from gpu_worker.backends.numba_ptx import signature as numba_types
-
-    sig = make_signature(types.void, *numba_types([["float32", 1], ["int32", 0]]))
-    namespace: dict[str, Any] = {"cuda": cuda}  # a module of its own, as a learner's kernel is
-    exec(compile(WARM_KERNEL, "<warplab-warm-up>", "exec"), namespace)
-    kernel = namespace["warplab_warm_up"]
-    kernel.compile(sig)
-    kernel.inspect_asm(sig.args)
-    return int(kernel.get_regs_per_thread(sig))
-
-
 def fault_message(exc: BaseException) -> tuple[str, str | None]:
     """(words for the learner, the CUDA error's name) for an exception raised at or after a launch."""
     text = str(exc)
@@ -160,8 +135,8 @@ class Kernel:
     entry: str
     kernel: Any  # cupy.RawKernel or a numba CUDADispatcher
     roles: list[str]
-    signature: Any = None  # numba only
     attributes: dict[str, Any] = field(default_factory=dict)
+    args: list[ArgSpec] = field(default_factory=list)  # numba only: for its flat parameters (numba_abi)
 
 
 class CudaBackend(Backend):
@@ -172,7 +147,6 @@ class CudaBackend(Backend):
     def __init__(self) -> None:
         if kernel_cache.CUPY_ENV not in os.environ:  # a spare prepared it before importing CuPy
             kernel_cache.prepare()  # this job's own kernel cache, in its private temp dir
-        os.environ.setdefault("NUMBA_CUDA_ARRAY_INTERFACE_SYNC", "0")
         import cupy
 
         self.cp = cupy
@@ -221,61 +195,38 @@ class CudaBackend(Backend):
         return Compiled(info=info, handle=Kernel("cuda", entry, kernel, roles, attributes=attrs))
 
     def _compile_numba(self, source: str, entry: str, args: list[ArgSpec], roles: list[str], workdir: Path) -> Compiled:
-        import numba_cuda
-        from numba.core.errors import NumbaError
-
-        from gpu_worker.backends.numba_ptx import signature as numba_types
-        from gpu_worker.backends.sim import _import_failure
+        """The learner's module is imported and compiled in its own process; this one loads only its PTX."""
+        from gpu_worker.backends import compile_server, numba_abi
 
         path = workdir / "submission.py"
         path.write_text(source)
-        info = CompileInfo(tool=f"numba-cuda {numba_cuda.__version__} (NVVM)", arch=self.arch)
+        server = compile_server.take()
         try:
-            module = import_learner_module(path)
-        except BaseException as exc:
-            err = _import_failure(exc, path)
-            err.compile_info = err.compile_info or CompileInfo(tool=info.tool, diagnostics=err.diagnostics)
-            raise err from None
-        kernel = getattr(module, entry, None)
-        if kernel is None:
-            raise LearnerError("rejected", f"your module defines no kernel named {entry!r}")
-        py_func = getattr(kernel, "py_func", None)
-        if py_func is None or not hasattr(kernel, "compile"):
-            raise LearnerError("compile_error", f"{entry!r} is not a kernel: decorate it with @cuda.jit")
-        params = list(inspect.signature(py_func).parameters.values())
-        if not any(p.kind == p.VAR_POSITIONAL for p in params) and len(params) != len(args):
-            line = py_func.__code__.co_firstlineno
-            message = f"{entry} takes {len(params)} parameters; this exercise passes {len(args)}: " + ", ".join(
-                a.name for a in args
-            )
-            raise LearnerError("compile_error", f"line {line}: {message}", [Diagnostic(line=line, message=message)])
-        from numba.core import types
-        from numba.core.typing import signature as make_signature
-
-        arg_types = numba_types([[a.dtype, 0 if a.role == "scalar" else len(a.shape)] for a in args])
-        sig = make_signature(types.void, *arg_types)
+            server.compile(path, entry, args, (int(self.props["major"]), int(self.props["minor"])))
+            found = server.result(timeout=COMPILE_SECONDS)
+        finally:
+            server.stop()  # nothing the learner's module started outlives the compile
+        tool = str((found.get("info") or {}).get("tool") or "numba-cuda (NVVM)")
+        if not found.get("ok"):
+            err = compile_server.learner_error(found, tool, self.arch)
+            if err is None:
+                raise RuntimeError(f"the Numba compiler failed: {found.get('message', '')}"[:1000])
+            raise err
+        info = CompileInfo.model_validate(found["info"])
+        ptx, symbol = str(found["ptx"]), str(found["symbol"])
+        numba_abi.check_parameters(ptx, symbol, args)
+        ptx_path = workdir / "kernel.ptx"
+        ptx_path.write_text(ptx)
         try:
-            kernel.compile(sig)
-        except NumbaError as exc:
-            diagnostic = from_numba_error(exc, str(path), source)
-            info.diagnostics = [diagnostic]
-            where = f"line {diagnostic.line}: " if diagnostic.line else ""
-            raise LearnerError("compile_error", where + diagnostic.message, [diagnostic], info) from None
-        except Exception as exc:
-            diagnostic = from_exception(exc, str(path))
-            info.diagnostics = [diagnostic]
-            raise LearnerError("compile_error", diagnostic.message, [diagnostic], info) from None
-        attrs = {
-            "num_regs": kernel.get_regs_per_thread(sig),
-            "shared_size_bytes": kernel.get_shared_mem_per_block(sig),
-            "local_size_bytes": kernel.get_local_mem_per_thread(sig),
-            "max_threads_per_block": kernel.get_max_threads_per_block(sig),
-            "const_size_bytes": kernel.get_const_mem_size(sig),
-        }
-        self._fill(info, attrs)
-        with contextlib.suppress(Exception):  # the PTX is a courtesy; its absence is not the learner's fault
-            info.ptx_excerpt = _excerpt(kernel.inspect_asm(sig.args), entry)
-        return Compiled(info=info, handle=Kernel("numba", entry, kernel, roles, sig, attrs))
+            kernel = self.cp.RawModule(path=str(ptx_path)).get_function(symbol)
+            attrs = dict(kernel.attributes)
+        except self.cp.cuda.driver.CUDADriverError as exc:
+            words = f"the GPU refused the compiled kernel: {exc}"[:500]
+            raise LearnerError("compile_error", words, compile_info=info) from None
+        info.arch = self.arch
+        self._fill(info, attrs)  # the driver's numbers for the loaded binary, not the compile process's
+        info.notes.append("compiled in a process of its own; this one loaded its PTX and never ran your module")
+        return Compiled(info=info, handle=Kernel("numba", entry, kernel, roles, attributes=attrs, args=args))
 
     @staticmethod
     def _fill(info: CompileInfo, attrs: dict[str, Any]) -> None:
@@ -292,80 +243,100 @@ class CudaBackend(Backend):
         out = []
         for value in args:
             if isinstance(value, numpy.ndarray):
-                dev = cp.asarray(value)  # a host-to-device copy: the poisoned outputs travel too
-                if handle.language == "numba":
-                    from numba import cuda
-
-                    dev = (dev, cuda.as_cuda_array(dev, sync=False))
-                out.append(dev)
+                out.append(cp.asarray(value))  # a host-to-device copy: the poisoned outputs travel too
             else:
                 out.append(value)
         return out
 
     def _launcher(self, handle: Kernel, dev_args: list[Any], config: LaunchConfig) -> timing.Launch:
         grid, block, shared = config.grid, config.block, config.shared_bytes
-        if handle.language == "cuda":
-            kernel = handle.kernel
-            if shared > DEFAULT_DYNAMIC_SHARED_LIMIT:
-                kernel.max_dynamic_shared_size_bytes = shared
-            raw_args = tuple(a for a in dev_args)
+        kernel = handle.kernel
+        if shared > DEFAULT_DYNAMIC_SHARED_LIMIT:
+            kernel.max_dynamic_shared_size_bytes = shared
+        if handle.language == "numba":
+            from gpu_worker.backends.numba_abi import kernel_arguments
 
-            def launch_cuda(stream: Any) -> None:
-                kernel(grid, block, raw_args, stream=stream, shared_mem=shared)
+            raw_args = kernel_arguments(handle.args, dev_args)
+        else:
+            raw_args = tuple(dev_args)
 
-            return launch_cuda
-        from numba import cuda
+        def launch(stream: Any) -> None:
+            kernel(grid, block, raw_args, stream=stream, shared_mem=shared)
 
-        numba_args = [a[1] if isinstance(a, tuple) else a for a in dev_args]
-        streams: dict[int, Any] = {}
-        dispatcher = handle.kernel
-
-        def launch_numba(stream: Any) -> None:
-            ns = streams.get(stream.ptr)
-            if ns is None:
-                ns = streams[stream.ptr] = cuda.external_stream(stream.ptr)
-            dispatcher[grid, block, ns, shared](*numba_args)
-
-        return launch_numba
+        return launch
 
     def _fault(self, exc: BaseException) -> LearnerError:
         words, name = fault_message(exc)
         self.faulted = name is not None and not any(k in name for k in NOT_STICKY)
         return LearnerError("runtime_error", f"the kernel failed on the GPU: {words}")
 
-    def launch(self, handle: Any, args: list[Any], config: LaunchConfig) -> None:
+    def launch(self, handle: Any, args: list[Any], config: LaunchConfig, check: Any = None) -> list[CheckInfo] | None:
+        """Run the kernel once. With `check`, judge its outputs on the device and return the checks;
+        without, copy the outputs back into the host arrays."""
         cp = self.cp
         try:
             if self.stream is None:
                 self.stream = cp.cuda.Stream(non_blocking=True)
             with self.stream:  # uploads, the launch and downloads in one stream's order
                 dev_args = self._device_args(handle, args)
+                expectation = device_check.expect(cp, check, dev_args) if check is not None else None
                 launch = self._launcher(handle, dev_args, config)
                 launch(self.stream)
                 cp.cuda.runtime.deviceSynchronize()
-            for host, dev, role in zip(args, dev_args, handle.roles, strict=True):
-                if role == "out":
-                    arr = dev[0] if isinstance(dev, tuple) else dev
-                    host[...] = cp.asnumpy(arr)
+                checks = None
+                if check is not None and expectation is not None:
+                    checks = device_check.compare(cp, check, expectation, dev_args)
+            if checks is None:
+                for host, dev, role in zip(args, dev_args, handle.roles, strict=True):
+                    if role == "out":
+                        host[...] = cp.asnumpy(dev)
+        except device_check.Tampered as exc:
+            raise LearnerError("runtime_error", TAMPERED.format(exc)) from None
         except LearnerError:
             raise
         except Exception as exc:
             raise self._fault(exc) from None
         self._last = (handle, dev_args, config)
+        return checks
 
     # --- time and occupancy (the child calls these after `launch`) ---
 
-    def time(self, config: timing.TimingConfig | None = None) -> dict[str, Any]:
-        """Time the last launched size (its arrays stay on the device) under the per-GPU lock."""
+    def time(
+        self,
+        timed: list[list[Any]] | None = None,
+        check: CheckSpec | None = None,
+        config: timing.TimingConfig | None = None,
+    ) -> dict[str, Any]:
+        """Time the last launched size under the per-GPU lock.
+
+        With `timed` (host argument lists made from fresh seeds) and `check`, the timed launches run on
+        those inputs under a `LaunchGuard`, and the summary's `checks` judge what the timed launches left.
+        """
         from gpu_worker.gpu_lock import timing_lock
+        from gpu_worker.launch_guard import LaunchGuard
 
         if self._last is None:
             raise RuntimeError("time() before launch()")
         handle, dev_args, launch_config = self._last
-        launch = self._launcher(handle, dev_args, launch_config)
+        cp = self.cp
+        guard, sets, expectations = None, [], []
         try:
+            if timed and check is not None:
+                with self.stream:
+                    sets = [self._device_args(handle, values) for values in timed]
+                    expectations = [device_check.expect(cp, check, s) for s in sets]
+                    outs = [[d for d, r in zip(s, handle.roles, strict=True) if r == "out"] for s in sets]
+                    guard = LaunchGuard(cp, [self._launcher(handle, s, launch_config) for s in sets], outs)
+                self.stream.synchronize()
+            launch = self._launcher(handle, dev_args, launch_config)
             with timing_lock(self.uuid) as waited:
-                result = timing.measure(launch, nvml=self.nvml, config=config)
+                result = timing.measure(launch, nvml=self.nvml, config=config, guard=guard)
+            checks: list[CheckInfo] = []
+            for k, (values, expectation) in enumerate(zip(sets, expectations, strict=True)):
+                assert check is not None
+                checks += device_check.compare(cp, check, expectation, values, f" (timed launches, inputs {k + 1})")
+        except device_check.Tampered as exc:
+            raise LearnerError("runtime_error", TAMPERED.format(exc)) from None
         except Exception as exc:
             words, name = fault_message(exc)
             if name is None:
@@ -376,24 +347,20 @@ class CudaBackend(Backend):
         summary["device_before"] = result["device_before"]
         summary["device_after"] = result["device_after"]
         summary["method"] = "CUDA events, L2 flushed before each sample; hot = CUDA-graph replay / K"
+        if guard is not None:
+            summary["checks"] = [c.model_dump() for c in checks]
+        del sets, expectations, guard
         return summary
 
     def occupancy(self, handle: Any, config: LaunchConfig) -> dict[str, Any]:
         """Active blocks per SM for this launch: the driver's answer beside the offline calculator's."""
         threads, dyn = config.threads_per_block, config.shared_bytes
-        if handle.language == "cuda":
-            kernel = handle.kernel
-            if dyn > DEFAULT_DYNAMIC_SHARED_LIMIT:
-                kernel.max_dynamic_shared_size_bytes = dyn
-            attrs = dict(kernel.attributes)
-            driver = self.cp.cuda.driver
-            driver_blocks = driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, threads, dyn)
-        else:
-            from numba import cuda
-
-            attrs = dict(handle.attributes)
-            cufunc = handle.kernel.overloads[handle.signature.args]._codelibrary.get_cufunc()
-            driver_blocks = cuda.current_context().get_active_blocks_per_multiprocessor(cufunc, threads, dyn)
+        kernel = handle.kernel
+        if dyn > DEFAULT_DYNAMIC_SHARED_LIMIT:
+            kernel.max_dynamic_shared_size_bytes = dyn
+        attrs = dict(kernel.attributes)
+        driver = self.cp.cuda.driver
+        driver_blocks = driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, threads, dyn)
         out: dict[str, Any] = {"driver_blocks_per_sm": int(driver_blocks), "threads_per_block": threads}
         max_warps = self.props["maxThreadsPerMultiProcessor"] // 32
         out["driver_occupancy"] = int(driver_blocks) * -(-threads // 32) / max_warps
@@ -411,12 +378,14 @@ class CudaBackend(Backend):
         """PTX and SASS with source lines, compiled again for reading once the job is measured."""
         from gpu_worker.backends.listing import listing
 
-        if handle.language == "cuda":
-            return listing("cuda", source, handle.entry, self.arch, workdir, options=NVRTC_OPTIONS)
-        py_func = handle.kernel.py_func
-        return listing("numba", source, handle.entry, self.arch, workdir, py_func=py_func, signature=handle.signature)
+        if handle.language == "numba":
+            return {}  # the compile process already listed its PTX and SASS (in the `compiled` event)
+        return listing("cuda", source, handle.entry, self.arch, workdir, options=NVRTC_OPTIONS)
 
     def close(self) -> None:
+        from gpu_worker.backends import compile_server
+
+        compile_server.discard_spare()  # a spare's compiler that a CUDA C++ job never needed
         if self.faulted:
             return  # the context is dead; freeing would only raise the same error again
         with contextlib.suppress(Exception):

@@ -1,11 +1,22 @@
-"""Compile a learner's Numba kernel to sm_90 PTX and assemble it with `ptxas -v`, without a GPU.
+"""The learner's compile process: a Numba kernel to PTX, assembled with `ptxas -v`, without a GPU.
 
-Run as `python -m gpu_worker.backends.numba_ptx SOURCE ENTRY TYPES FD` inside
-the sandbox, beside the simulator process: the simulator replaces `numba.cuda`
-for the whole process once NUMBA_ENABLE_CUDASIM is set, so the real compiler
-needs a process of its own. It writes one JSON document to fd FD:
-`{"ok": true, "info": CompileInfo}` or `{"ok": false, "kind": "compile_error" |
-"import" | "unavailable", "message", "diagnostic"}`.
+This is the only process that imports a learner's CUDA Python module, on
+either backend. On `sim` it runs beside the simulator (which replaces
+`numba.cuda` for its whole process, so the real compiler needs one of its
+own); on `cuda` the measuring process never imports learner code at all: it
+loads the PTX this process hands back (`"ptx"`, `"symbol"`) as a binary and
+launches it through Numba's kernel ABI (`gpu_worker.backends.numba_abi`).
+
+Two ways to run it, inside the sandbox:
+- `python -m gpu_worker.backends.numba_ptx SOURCE ENTRY TYPES FD`: compile now;
+- `python -m gpu_worker.backends.numba_ptx --serve REQUEST_FD FD`: a warm
+  compiler (`CompileServer`): Numba imported and its first compilation done
+  before any learner's code exists, then one request (`{"source", "entry",
+  "types", "cc", "drop_uid"}`) read from REQUEST_FD; when started as root it
+  switches to the job's uid before it reads the learner's file.
+Either writes one JSON document to fd FD:
+`{"ok": true, "info": CompileInfo, "ptx", "symbol", "max_registers"}` or
+`{"ok": false, "kind": "compile_error" | "import" | "unavailable", "message", "diagnostic"}`.
 
 Numba's typing errors are the learner's compile errors (the simulator would
 run code a GPU cannot compile). A toolkit without NVRTC (only nvcc and libnvvm,
@@ -20,6 +31,11 @@ import os
 import sys
 from pathlib import Path
 from typing import Any
+
+import numpy
+
+if not hasattr(numpy, "row_stack"):  # numba 0.68 still calls numpy.row_stack, gone in NumPy 2.5
+    numpy.row_stack = numpy.vstack  # type: ignore[attr-defined]
 
 os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
 os.environ["NUMBA_FORCE_CUDA_CC"] = "9.0"
@@ -51,7 +67,7 @@ def signature(types_spec: list[list[Any]]) -> tuple:
     return tuple(out)
 
 
-def analyse(source_path: Path, entry: str, types_spec: list[list[Any]]) -> dict[str, Any]:
+def analyse(source_path: Path, entry: str, types_spec: list[list[Any]], cc: tuple[int, int] = CC) -> dict[str, Any]:
     from gpu_worker.backends import ptxas, sass
     from gpu_worker.diagnostics import from_exception, from_numba_error
     from gpu_worker.protocol import CompileInfo
@@ -70,11 +86,15 @@ def analyse(source_path: Path, entry: str, types_spec: list[list[Any]]) -> dict[
         module = import_learner_module(source_path)
         kernel = getattr(module, entry)
         py_func = getattr(kernel, "py_func", kernel)
-    except BaseException as exc:  # the simulator process reports the learner's import errors
-        return {"ok": False, "kind": "import", "message": str(exc)[:500]}
+    except BaseException as exc:  # the caller sorts the learner's import errors (see `import_failure`)
+        return {"ok": False, "kind": "import", "message": str(exc)[:500], "error": _import_error(exc, source_path)}
+    options = dict(getattr(kernel, "targetoptions", {}) or {})
     source = source_path.read_text()
+    arch = f"sm_{cc[0]}{cc[1]}"
     try:
-        ptx, _ = cuda.compile_ptx(py_func, signature(types_spec), cc=CC, lineinfo=True)
+        ptx, _ = cuda.compile_ptx(
+            py_func, signature(types_spec), cc=cc, lineinfo=True, fastmath=bool(options.get("fastmath", False))
+        )
     except NumbaError as exc:
         diagnostic = from_numba_error(exc, str(source_path), source)
         return {
@@ -93,14 +113,17 @@ def analyse(source_path: Path, entry: str, types_spec: list[list[Any]]) -> dict[
                 "diagnostic": diagnostic.model_dump(),
             }
         return {"ok": False, "kind": "unavailable", "message": f"PTX compilation failed: {exc}"[:1000]}
-    info = CompileInfo(tool=f"numba-cuda {numba_cuda.__version__} (NVVM) + ptxas {ptxas.version()}", arch="sm_90")
+    info = CompileInfo(tool=f"numba-cuda {numba_cuda.__version__} (NVVM) + ptxas {ptxas.version()}", arch=arch)
     kernels = [name for name in ptxas.entries(ptx) if entry in name]
     symbol = kernels[0] if kernels else entry
     info.ptx_excerpt = ptxas.excerpt(ptx, symbol).replace(symbol, entry)  # the mangled name is unreadable
     ptx_path = source_path.with_name("numba-kernel.ptx")
     ptx_path.write_text(ptx)
+    max_registers = options.get("max_registers")
+    assembled = ptx_with_max_registers(ptx, symbol, max_registers) if max_registers else ptx
+    ptx_path.write_text(assembled)
     try:
-        stats, _ = ptxas.assemble(ptx_path)
+        stats, _ = ptxas.assemble(ptx_path, arch=arch)
     except (OSError, RuntimeError) as exc:
         info.entry_symbol = symbol
         info.notes.append(f"registers and spills unknown: {exc}"[:500])
@@ -114,7 +137,83 @@ def analyse(source_path: Path, entry: str, types_spec: list[list[Any]]) -> dict[
         )
         if missing:
             info.notes.append(missing)
-    return {"ok": True, "info": info.model_dump()}
+    return {
+        "ok": True,
+        "info": info.model_dump(),
+        "ptx": assembled,
+        "symbol": symbol,
+        "max_registers": int(max_registers) if max_registers else None,
+    }
+
+
+def ptx_with_max_registers(ptx: str, symbol: str, max_registers: int) -> str:
+    """The PTX with `.maxnreg` on the kernel's entry: Numba applies `max_registers` at link time, we at load."""
+    head, sep, tail = ptx.partition(f".entry {symbol}(")
+    if not sep:
+        return ptx
+    params, close, body = tail.partition(")")
+    return f"{head}{sep}{params}{close}\n.maxnreg {int(max_registers)}{body}"
+
+
+def _import_error(exc: BaseException, source_path: Path) -> dict[str, Any]:
+    """How the learner's import failed, as data the other side turns back into a verdict."""
+    from gpu_worker.backends.learner_module import ModuleRuleError
+    from gpu_worker.diagnostics import from_exception, from_syntax_error
+
+    if isinstance(exc, SyntaxError):
+        return {"verdict": "compile_error", "diagnostic": from_syntax_error(exc).model_dump()}
+    if isinstance(exc, ModuleRuleError):
+        where = {"line": exc.line, "column": exc.column, "message": exc.message}
+        return {"verdict": "compile_error", "diagnostic": where}
+    diagnostic = from_exception(exc, str(source_path))
+    if isinstance(exc, AttributeError):
+        return {"verdict": "rejected", "diagnostic": diagnostic.model_dump()}
+    fault = isinstance(exc, (MemoryError, OSError, SystemExit, RecursionError))
+    verdict = "runtime_error" if fault else "compile_error"
+    return {"verdict": verdict, "diagnostic": diagnostic.model_dump()}
+
+
+def _drop_privileges(uid: int | None) -> None:
+    if uid is None or os.getuid() != 0:
+        return
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+    if os.getuid() != uid:
+        raise RuntimeError("could not switch to the job's user")
+
+
+WARM_SOURCE = """
+from numba import cuda
+@cuda.jit
+def warm(x, n):
+    i = cuda.grid(1)
+    if i < n:
+        x[i] *= 2.0
+"""
+
+
+def _serve(request_fd: int, out_fd: int) -> dict[str, Any]:
+    """Warm the compiler, then compile the one request that comes."""
+    try:
+        from numba import cuda
+
+        _allow_missing_nvrtc()
+        namespace: dict[str, Any] = {}
+        exec(compile(WARM_SOURCE, "<warplab-warm-up>", "exec"), namespace)
+        cuda.compile_ptx(namespace["warm"].py_func, signature([["float32", 1], ["int32", 0]]), cc=CC)
+    except Exception:
+        pass  # the request below meets the same fault and reports it
+    with os.fdopen(request_fd, "rb") as pipe:
+        raw = pipe.read(1 << 20)
+    request = json.loads(raw)
+    _drop_privileges(request.get("drop_uid"))
+    if request.get("unchecked") is True:  # the engine turned the module rules off (the sandbox's own tests)
+        from gpu_worker.backends.learner_module import UNCHECKED_ENV
+
+        os.environ[UNCHECKED_ENV] = "1"
+    cc = tuple(int(x) for x in request.get("cc", CC))
+    return analyse(Path(request["source"]), request["entry"], request["types"], (cc[0], cc[1]))
 
 
 def _frames(exc: BaseException):
@@ -124,9 +223,10 @@ def _frames(exc: BaseException):
 
 
 def main(argv: list[str]) -> int:
-    source_path, entry, types_json, fd = Path(argv[0]), argv[1], argv[2], int(argv[3])
+    serving = argv[0] == "--serve"
+    fd = int(argv[2] if serving else argv[3])
     try:
-        result = analyse(source_path, entry, json.loads(types_json))
+        result = _serve(int(argv[1]), fd) if serving else analyse(Path(argv[0]), argv[1], json.loads(argv[2]))
     except BaseException as exc:  # never leave the simulator waiting without an answer
         result = {
             "ok": False,

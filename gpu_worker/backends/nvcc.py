@@ -115,6 +115,9 @@ def parse_diagnostics(text: str, source: str) -> list[Diagnostic]:
     return diagnostics
 
 
+LOG_BYTES = 1 << 20  # what is read of nvcc's messages, like the cap on a program's output
+
+
 def compile_ptx(
     source: str, workdir: Path, arch: str = "sm_90", timeout: float = 120
 ) -> tuple[str | None, list[Diagnostic]]:
@@ -128,14 +131,19 @@ def compile_ptx(
     src = workdir / SOURCE_NAME
     src.write_text(source)
     out = workdir / "submission.ptx"
-    proc = subprocess.run(
-        [tool, "-ptx", f"-arch={arch}", "-lineinfo", "-std=c++17", SOURCE_NAME, "-o", out.name],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    diagnostics = parse_diagnostics(proc.stdout + proc.stderr, source)
+    log = workdir / "nvcc.log"  # a file, read only up to LOG_BYTES: a source can make nvcc print gigabytes
+    with log.open("wb") as sink:
+        proc = subprocess.run(
+            [tool, "-ptx", f"-arch={arch}", "-lineinfo", "-std=c++17", SOURCE_NAME, "-o", out.name],
+            cwd=workdir,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            timeout=timeout,
+        )
+    with log.open("rb") as printed:
+        text = printed.read(LOG_BYTES).decode(errors="replace")
+    log.unlink()
+    diagnostics = parse_diagnostics(text, source)
     if proc.returncode != 0:
         if not any(d.severity == "error" for d in diagnostics):
             diagnostics.append(Diagnostic(message=f"nvcc failed (exit status {proc.returncode})"))

@@ -14,24 +14,22 @@ stacks are kept small to stay under the address-space limit.
 from __future__ import annotations
 
 import inspect
-import json
-import os
 import re
-import subprocess
 import sys
 import threading
 from pathlib import Path
 from typing import Any
 
-from gpu_worker.backends import SIM_DEVICE, nvcc, ptxas, sass
+from gpu_worker.backends import SIM_DEVICE, compile_server, nvcc, ptxas, sass
 from gpu_worker.backends.base import Backend, Compiled, LearnerError
-from gpu_worker.backends.learner_module import import_learner_module
+from gpu_worker.backends.learner_module import ModuleRuleError, import_learner_module
 from gpu_worker.diagnostics import exception_text, from_exception, from_syntax_error, learner_line
 from gpu_worker.launch import LaunchConfig
 from gpu_worker.protocol import ArgSpec, CompileInfo, Diagnostic, Language
 
 NOT_RUN = "CUDA C++ is compiled and analysed on the simulator backend, not run; it runs on a GPU worker"
 THREAD_STACK_BYTES = 512 * 1024
+ANALYSIS_SECONDS = 120.0
 
 
 def _located(diagnostic: Diagnostic) -> str:
@@ -43,6 +41,9 @@ def _import_failure(exc: BaseException, path: Path) -> LearnerError:
     if isinstance(exc, SyntaxError):
         diagnostic = from_syntax_error(exc)
         return LearnerError("compile_error", _located(diagnostic), [diagnostic])
+    if isinstance(exc, ModuleRuleError):
+        diagnostic = Diagnostic(line=exc.line, column=exc.column, message=exc.message)
+        return LearnerError("compile_error", _located(diagnostic), [diagnostic])
     diagnostic = from_exception(exc, str(path))
     if isinstance(exc, MemoryError):
         diagnostic.message = "MemoryError: out of memory while the module was imported (the job's memory limit)"
@@ -50,59 +51,6 @@ def _import_failure(exc: BaseException, path: Path) -> LearnerError:
     if isinstance(exc, (OSError, SystemExit, KeyboardInterrupt, RecursionError)):
         return LearnerError("runtime_error", "while importing your module: " + _located(diagnostic), [diagnostic])
     return LearnerError("compile_error", _located(diagnostic), [diagnostic])
-
-
-class _Analysis:
-    """The real-compiler analysis of a Numba kernel, running in a second process."""
-
-    def __init__(self, path: Path, entry: str, args: list[ArgSpec]):
-        types_spec = [[a.dtype, 0 if a.role == "scalar" else len(a.shape)] for a in args]
-        read_fd, write_fd = os.pipe()
-        env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "gpu_worker.backends.numba_ptx",
-                str(path),
-                entry,
-                json.dumps(types_spec),
-                str(write_fd),
-            ],
-            pass_fds=(write_fd,),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,  # the learner's prints already show once, from the simulator
-            stderr=subprocess.DEVNULL,
-            env=env,
-        )
-        os.close(write_fd)
-        self._chunks: list[bytes] = []
-        self._reader = threading.Thread(target=self._read, args=(read_fd,), daemon=True)
-        self._reader.start()
-
-    def _read(self, fd: int) -> None:
-        with os.fdopen(fd, "rb") as pipe:
-            while chunk := pipe.read(1 << 16):
-                self._chunks.append(chunk)
-                if sum(map(len, self._chunks)) > 4 * 1024 * 1024:
-                    break
-
-    def result(self) -> dict[str, Any]:
-        self.proc.wait()
-        self._reader.join()
-        try:
-            return json.loads(b"".join(self._chunks))
-        except ValueError:
-            return {
-                "ok": False,
-                "kind": "unavailable",
-                "message": f"the analysis ended without an answer ({self.proc.returncode})",
-            }
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
 
 
 class SimBackend(Backend):
@@ -126,10 +74,11 @@ class SimBackend(Backend):
     def _compile_numba(self, source: str, entry: str, args: list[ArgSpec], workdir: Path) -> Compiled:
         path = workdir / "submission.py"
         path.write_text(source)
-        analysis = _Analysis(path, entry, args)
+        analysis = compile_server.take()  # the real compiler, in its own process, while the simulator imports
+        analysis.compile(path, entry, args, (9, 0))
         try:
             kernel = self._import_kernel(path, entry, args)
-            found = analysis.result()
+            found = analysis.result(timeout=ANALYSIS_SECONDS)
         except LearnerError as exc:
             if exc.verdict == "compile_error" and exc.compile_info is None:
                 exc.compile_info = CompileInfo(tool="python (numba-cuda simulator)", diagnostics=exc.diagnostics)
@@ -169,7 +118,7 @@ class SimBackend(Backend):
             raise LearnerError("compile_error", f"line {line}: {message}", [Diagnostic(line=line, message=message)])
         return kernel
 
-    def launch(self, handle: Any, args: list[Any], config: LaunchConfig) -> None:
+    def launch(self, handle: Any, args: list[Any], config: LaunchConfig, check: Any = None) -> None:
         path = getattr(sys.modules.get("submission"), "__file__", "")
         try:
             if self._memory_report is None and not self._traced:
@@ -190,6 +139,9 @@ class SimBackend(Backend):
             line = learner_line(exc, path)
             diagnostic = Diagnostic(line=line, message=exception_text(exc))
             raise LearnerError("runtime_error", _located(diagnostic), [diagnostic]) from None
+
+    def close(self) -> None:
+        compile_server.discard_spare()  # a spare's compiler that a CUDA C++ job never needed
 
     def take_memory_report(self) -> dict[str, Any] | None:
         """The traced launch's memory analysis, once."""

@@ -45,7 +45,7 @@ def _run(writer: MessageWriter, request: dict[str, Any]) -> None:
     path = _private_workdir() / LEARNER_FILE
     path.write_text(request["source"])
     try:
-        module = import_learner_module(path, "policy")
+        module = import_learner_module(path, "policy", kernel_file=False)
     except SyntaxError as exc:
         writer.send(
             {"type": "compile_error", "message": str(exc.msg), "diagnostics": [from_syntax_error(exc).model_dump()]}

@@ -1,5 +1,6 @@
 """The labs models, one module per aggregate."""
 
+from labs.models.authoring import LabDraft
 from labs.models.course import (
     Assignment,
     AssignmentExercise,
@@ -24,6 +25,7 @@ __all__ = [
     "Exercise",
     "Feedback",
     "Gpu",
+    "LabDraft",
     "LtiContext",
     "LtiPlatform",
     "LtiResourceLink",

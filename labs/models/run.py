@@ -36,7 +36,11 @@ class Submission(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     verdict = models.CharField(max_length=20, choices=Verdict.choices, blank=True)
     queue = models.CharField(max_length=100)
+    exercise_version = models.PositiveIntegerField(null=True, blank=True, help_text="The lab version it ran against")
     result = models.JSONField(null=True, blank=True)
+    launch = models.JSONField(
+        null=True, blank=True
+    )  # the learner's chosen launch (protocol.LaunchSpec); null: the lab's
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -50,7 +50,7 @@ def submissions(request: HttpRequest) -> JsonResponse:
             mine = mine.filter(exercise__slug=slug)
         return JsonResponse({"submissions": [services.submission_state(s, with_events=False) for s in mine[:50]]})
     run = submission_input(request)
-    submission = services.submit_run(request.user, run.exercise, run.language, run.source)
+    submission = services.submit_run(request.user, run.exercise, run.language, run.source, block_size=run.block_size)
     return JsonResponse(services.submission_state(submission, with_events=False), status=201)
 
 
@@ -61,3 +61,17 @@ def submission_detail(request: HttpRequest, submission_id: int) -> JsonResponse:
         return error("No such submission.", 404)
     state = services.submission_state(submission)
     return JsonResponse(visibility.state_for(state, visibility.sees_internals(request.user)))
+
+
+@api_view("POST")
+def submission_profile(request: HttpRequest, submission_id: int) -> JsonResponse:
+    """Ask for the Nsight Compute report of an accepted GPU run (its owner, their instructors, admins)."""
+    submission = Submission.objects.select_related("exercise").filter(pk=submission_id).first()
+    if submission is None or not services.can_view(request.user, submission):
+        return error("No such submission.", 404)
+    if not services.request_profile(submission):
+        profile = (submission.result or {}).get("profile")
+        if profile:
+            return JsonResponse({"profile": profile}, status=200)
+        return error("Only an accepted run on a GPU can be profiled.", 409)
+    return JsonResponse({"profile": submission.result["profile"]}, status=202)

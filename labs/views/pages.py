@@ -48,11 +48,15 @@ def exercise_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "initial_language": exercise.languages[0],
         "language_notes": languages.language_notes(exercise),
     }
+    choices = (exercise.harness or {}).get("launch_choices") or {}
+    default_block = str(((exercise.harness or {}).get("launch") or {}).get("block", [""])[0])
+    block_sizes = [(size, str(size) == default_block) for size in choices.get("block", [])]
     if (after := progress.next_exercise(exercise)) is not None:
         data["next_exercise"] = {"title": after.title, "url": reverse("labs:exercise", args=[after.slug])}
     context = {
         "exercise": exercise,
         "language_options": [(code, labels.get(code, code)) for code in exercise.languages],
         "exercise_data": data,
+        "block_sizes": block_sizes,
     }
     return render(request, "labs/exercise.html", context)

@@ -95,3 +95,46 @@ class InstructorJourneyTests(BrowserTestCase):
         ian_page.goto(assignment_url)
         ian_page.click("#leaderboard-link")
         assert "No ranked run yet" in ian_page.inner_text("#board-vector-add")
+
+    def test_ian_authors_a_lab_validates_it_on_sim_and_publishes_it(self):
+        make_instructor("ian")
+        page = self.log_in("ian")
+        page.click("#nav-authoring")
+        page.fill("#d-slug", "my-add")
+        page.select_option("#d-copy", "vector-add")
+        page.click("#create-draft")
+        page.wait_for_selector("#draft-slug")
+        lab_yaml = page.locator('details[data-path="lab.yaml"] textarea')
+        lab_yaml.fill(lab_yaml.input_value().replace("entry:", "entree:"))
+        page.click("#save")
+        page.click("#validate")
+        assert "lab.yaml: field" in page.inner_text("#form-error")
+        lab_yaml = page.locator('details[data-path="lab.yaml"] textarea')
+        lab_yaml.fill(lab_yaml.input_value().replace("entree:", "entry:").replace("[numba, cuda]", "[numba]"))
+        for path in (
+            "starter.cu",
+            "reference.cu",
+            "tests/syntax-error-cuda/submission.cu",
+            "tests/syntax-error-cuda/expected.yaml",
+        ):
+            page.check(f'details[data-path="{path}"] input[type=checkbox]')
+        page.click("#save")
+        page.click("#validate")
+        page.wait_for_selector("#validation, #form-error")
+        assert page.locator("#form-error").count() == 0, page.inner_text("#form-error")
+        for _ in range(120):  # the samples run on the sim worker; the page says where each one is
+            if all(a in ("accepted", "wrong_answer", "compile_error") for a in self._actuals(page)):
+                break
+            page.wait_for_timeout(1000)
+            page.reload()
+        rows = page.eval_on_selector_all("#validation tr[data-case]", "rs => rs.map(r => r.innerText)")
+        assert len(rows) >= 4 and all("✓" in r for r in rows), rows
+        page.click("#publish")
+        page.wait_for_selector("#published")
+        page.click("#published a")
+        page.wait_for_selector(".cm-content")
+        assert all("status of 400" in e for e in self.console_errors)  # only the refused lab.yaml's page
+
+    @staticmethod
+    def _actuals(page) -> list[str]:
+        return page.eval_on_selector_all("#validation tr[data-case]", "rs => rs.map(r => r.dataset.actual)")

@@ -30,7 +30,7 @@ class StudentPageTests(BrowserTestCase):
         assert self.submit(strided) == "accepted"
         assert page.inner_text("#verdict") == "Accepted"
         assert page.inner_text("#verdict-message").startswith("1 check passed; ")
-        page.wait_for_function("document.querySelector('#output').textContent.includes('copying')")
+        page.wait_for_function("() => document.querySelector('#output').textContent.includes('copying')")
         # the simulator's diagnosis is on the line it is about, as a warning with its sentence on hover
         page.wait_for_selector(".cm-lint-marker-warning")
         assert page.inner_text(".cm-warning-line").strip() == "out[row, col] = a[row, col]"
@@ -45,7 +45,7 @@ class StudentPageTests(BrowserTestCase):
         page.wait_for_selector(".cm-error-line")
         assert page.inner_text(".cm-error-line").strip() == "c[i] = a[i] + b[i]"
         assert "IndexError" in page.inner_text("#diagnostics li[data-severity=error]")
-        page.wait_for_function("document.querySelector('#output').textContent.includes('hello from alice')")
+        page.wait_for_function("() => document.querySelector('#output').textContent.includes('hello from alice')")
         assert page.inner_text("#history .history-verdict").startswith("Runtime error")
         assert self.console_errors == []
 
@@ -58,16 +58,20 @@ class StudentPageTests(BrowserTestCase):
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
         editor = page.locator("#editor").bounding_box()
         assert editor is not None and editor["x"] >= 0 and editor["x"] + editor["width"] <= 390
+        page.select_option("#block-size", "128")  # the occupancy graphs follow the student's choice
         self.replace_source(REFERENCE)
         page.keyboard.press("Control+Enter")  # submits from the editor
         page.wait_for_selector("#verdict[data-verdict=accepted]", timeout=60_000)
         page.wait_for_function(
-            "(() => { const r = document.querySelector('#verdict').getBoundingClientRect();"
-            " return r.top >= 0 && r.bottom <= window.innerHeight; })()"
+            "() => { const r = document.querySelector('#verdict').getBoundingClientRect();"
+            " return r.top >= 0 && r.bottom <= window.innerHeight; }"
         )
         page.wait_for_selector("#history li[data-verdict=accepted]")
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
         assert page.inner_text("#next-step").startswith("Solved. Next exercise: ")  # after an accepted run
+        threads = "#figures .figure[data-title^='Occupancy vs threads per block'][data-rendered]"
+        page.wait_for_selector(threads)
+        assert page.eval_on_selector(threads, "div => div.data[1].x[0]") == 128  # the point that ran
 
         self.replace_source("# my draft\n" + REFERENCE)
         page.reload()  # the last run's verdict and figures come back; the draft stays

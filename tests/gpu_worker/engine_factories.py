@@ -76,15 +76,25 @@ def alices_job(
     )
 
 
-def run(job: Job) -> Run:
+def run(job: Job, *, module_rules: bool | None = None) -> Run:
+    """Run `job` on the simulator. A module with hostile code at import (`module_with`) runs with the
+    module rules off, so the code reaches the sandbox's walls instead of being refused before it runs."""
     events: list[Event] = []
-    result = run_job(job, events.append, backend="sim")
+    if module_rules is None:
+        module_rules = not job.source.startswith(HOSTILE_PRELUDE)
+    result = run_job(job, events.append, backend="sim", module_rules=module_rules)
     return Run(result, events)
 
 
+HOSTILE_PRELUDE = "from numba import cuda  # module-level code for the sandbox's walls\n"
+
+
 def module_with(prelude: str, kernel: str = CORRECT_NUMBA_KERNEL) -> str:
-    """A learner's module: `prelude` at import time, then a kernel (by default a correct one)."""
-    return "from numba import cuda\n" + textwrap.dedent(prelude) + "\n" + textwrap.dedent(kernel)
+    """A learner's module: `prelude` at import time, then a kernel (by default a correct one).
+
+    `run` runs such a module with the module rules off, so the prelude reaches the sandbox's walls.
+    """
+    return HOSTILE_PRELUDE + textwrap.dedent(prelude) + "\n" + textwrap.dedent(kernel)
 
 
 def unique_token() -> str:

@@ -68,3 +68,30 @@ def test_metrics_ceilings_carry_the_copy_and_fp32_roofs():
 def test_the_table_shows_each_ceiling_against_its_anchor():
     text = calibrate.format_table(_doc())
     assert "copy_bytes_per_s" in text and "1.000" in text and text.endswith("healthy")
+
+
+def _document(fp32: float, tensor: float, clock: int) -> dict:
+    details = {key: {"sm_clock_mhz": clock} for key in ("fp32_flops", "tensor_flops")}
+    return {
+        "key": {"name": "NVIDIA H200"},
+        "device": {"arch": "sm_90", "sm_count": 132},
+        "ceilings": {**H200, "fp32_flops": fp32, "tensor_flops": tensor},
+        "details": details,
+    }
+
+
+def test_a_card_the_power_limit_slowed_is_slower_not_sick():
+    # run 16: BF16 fell to 0.88 of its anchor as the clock fell from 1980 to 1560 MHz
+    ok, problems = calibrate.judge(_document(fp32=65.3e12 * 1560 / 1980, tensor=0.88 * 793e12, clock=1560))
+    assert ok, problems
+
+
+def test_a_compute_rate_far_under_the_peak_at_its_own_clock_is_unhealthy():
+    ok, problems = calibrate.judge(_document(fp32=0.5 * 66.9e12, tensor=793e12, clock=1980))
+    assert not ok
+    assert "fp32_flops" in problems[0] and "1980 MHz" in problems[0]
+
+
+def test_the_fp32_anchor_is_what_a_healthy_h200_measures():
+    assert calibrate.ANCHORS["NVIDIA H200"]["fp32_flops"] == 65.3e12
+    assert 65.3e12 / calibrate.peak_at_clock(_document(65.3e12, 793e12, 1980), "fp32_flops") > 0.97

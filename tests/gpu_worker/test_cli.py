@@ -46,7 +46,8 @@ def test_run_exits_2_for_usage_errors():
 def test_check_labs_passes_good_samples_and_fails_on_a_wrong_expectation(tmp_path):
     content = tmp_path / "content"
     module = content / LAB.parent.name
-    shutil.copytree(LAB.parent, module, ignore=shutil.ignore_patterns("tests"))
+    shutil.copytree(LAB, module / LAB.name, ignore=shutil.ignore_patterns("tests"))
+    shutil.copy(LAB.parent / "module.yaml", module / "module.yaml")
     for case in ("syntax-error-numba", "syntax-error-cuda"):
         shutil.copytree(LAB / "tests" / case, module / LAB.name / "tests" / case)
     good = cli("check-labs", "--content", str(content))

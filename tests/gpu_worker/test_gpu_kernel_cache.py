@@ -60,10 +60,3 @@ def test_the_first_job_of_a_fresh_worker_is_served_by_the_spare_started_ahead(mo
     spare.shutdown()
     assert result.verdict == "accepted", result.message
     assert result.sandbox["warm_start"] is True
-
-
-def test_numba_s_compiler_warms_up_with_a_kernel_of_its_own():
-    """Run 16: the warm-up kernel imported numba inside itself, which Numba cannot compile; the spare hid it."""
-    from gpu_worker.backends.cuda import warm_numba_compiler
-
-    assert warm_numba_compiler() > 0

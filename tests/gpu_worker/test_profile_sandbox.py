@@ -69,6 +69,7 @@ def profiled(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             {"sizes": {"n": 1000}, "seed": 2, "grid": [4, 1, 1], "block": [256, 1, 1], "shared_bytes": 0},
         ],
         "profile": {"index": 1},
+        "module_rules": False,  # the learner's code must run, to try the log folder
     }
     messages: list[dict[str, Any]] = []
     run = sandbox.run_sandboxed(

@@ -50,3 +50,8 @@ def test_it_says_what_isolation_was_applied():
     info = sandbox.describe("sim", Limits())
     assert info["network"] is False and info["uid"] == 65534 and info["tool"] in ("bwrap", "unshare")
     assert info["limits"]["wall_seconds"] == Limits().wall_seconds
+
+
+def test_a_job_may_name_its_own_child_entry_point_in_the_same_sandbox():
+    argv = sandbox.plan("sim", Limits(), ["3", "4"], child_module="gpu_worker.datacenter.policy_child").argv
+    assert argv[-4:] == ["-m", "gpu_worker.datacenter.policy_child", "3", "4"]

@@ -42,6 +42,11 @@ HTTP = {
     ("GET", "/api/submissions/{run}"): (200, 404, 200, 200, 401),
     ("GET", "/api/submissions/999999"): (404, 404, 404, 404, 401),
     ("DELETE", "/api/submissions/{run}"): (405, 405, 405, 405, 405),
+    ("GET", "/courses/"): (200, 200, 200, 200, LOGIN),
+    ("GET", "/authoring/"): (403, 403, 200, 200, LOGIN),
+    ("GET", "/authoring/no-such-draft/"): (403, 403, 404, 404, LOGIN),
+    ("GET", "/lti/jwks/"): (200, 200, 200, 200, 200),  # public, as LTI needs: the tool's public keys
+    ("POST", "/lti/launch/"): (400, 400, 400, 400, 400),  # public, and refused without a signed id_token
     ("GET", "/admin/"): (ADMIN_LOGIN, ADMIN_LOGIN, 200, 200, ADMIN_LOGIN),
     ("GET", "/admin/labs/submission/"): (ADMIN_LOGIN, ADMIN_LOGIN, 403, 200, ADMIN_LOGIN),
     ("GET", "/admin/auth/user/"): (ADMIN_LOGIN, ADMIN_LOGIN, 403, 200, ADMIN_LOGIN),

@@ -132,3 +132,18 @@ def test_a_learner_over_their_gpu_seconds_for_the_day_is_told_so_and_the_simulat
     exercise.pool = "sim"
     exercise.save()
     assert services.submit_run(alice, "vector-add", "numba", "def f(): pass").queue == "sim"
+
+
+def test_a_course_over_its_gpu_seconds_for_the_day_is_named_to_each_of_its_students(site, alice, bob, ian):
+    from tests.labs.course_factories import make_course
+
+    _, _, settings = site
+    settings.WARPLAB_COURSE_GPU_SECONDS_PER_DAY = 100
+    make_course(ian, "GPU Programming", students=(alice, bob))
+    run = make_run(bob, queue="gpu.h200.mig3g")  # bob's run spends the course's time, alice is refused too
+    run.started_at, run.finished_at = timezone.now() - timedelta(seconds=120), timezone.now()
+    run.save()
+    with pytest.raises(fleet_routing.OverGpuBudget) as refused:
+        fleet_routing.check_gpu_budget(alice, "gpu.h200.mig3g")
+    assert refused.value.message.startswith("Your course GPU Programming has used 120 of its 100 GPU-seconds")
+    fleet_routing.check_gpu_budget(alice, "sim")  # the simulator is never capped

@@ -25,6 +25,7 @@ def test_a_regrade_queues_each_counted_run_again_on_its_queue_and_shows_the_chan
     assert response.status_code == 302
     rerun = Submission.objects.get(regrade_of__original=original)
     assert rerun.source == "// mine" and rerun.queue == original.queue and rerun.owner == alice
+    assert rerun.exercise_version == original.exercise.version  # a run records the lab version it ran against
     assert rerun.events.first().type == "queued"  # it went through submit_run like any run
     assert rerun.regrade_of.harness_version == original.exercise.version and rerun.regrade_of.old_score == 10.0
     services.record_result(rerun.pk, measured(roof_pct=30) | {"submission_id": rerun.pk})

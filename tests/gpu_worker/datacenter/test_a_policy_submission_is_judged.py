@@ -53,7 +53,7 @@ def test_forged_messages_cannot_make_an_impossible_schedule_count():
             return []
         """
     )
-    assert result.verdict == "wrong_answer"
+    assert result.verdict == "wrong_answer", result.message
     assert "not in the queue" in result.message
 
 

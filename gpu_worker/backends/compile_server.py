@@ -1,0 +1,172 @@
+"""The learner's compile process seen from the sandboxed child: started warm, asked once, then stopped.
+
+`CompileServer()` starts `gpu_worker.backends.numba_ptx --serve` (Numba
+imported, its first compilation done) before the learner's code exists; a
+spare starts one during its warm-up. `compile(...)` hands it the learner's
+file, `result()` reads its one JSON answer (bounded), `stop()` kills its
+whole process group, so nothing the learner's module did is alive while the
+kernel is measured. `learner_error` turns a failed answer into the verdict it
+earns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from gpu_worker.backends.base import LearnerError
+from gpu_worker.backends.learner_module import UNCHECKED_ENV
+from gpu_worker.protocol import ArgSpec, CompileInfo, Diagnostic
+
+MAX_ANSWER_BYTES = 8 * 1024 * 1024  # the PTX of a large kernel with line info, and its listings
+
+
+def types_spec(args: list[ArgSpec]) -> list[list[Any]]:
+    """`[[dtype, ndim], ...]` for the exercise's arguments (ndim 0: a scalar)."""
+    return [[a.dtype, 0 if a.role == "scalar" else len(a.shape)] for a in args]
+
+
+class CompileServer:
+    """One warm `numba_ptx --serve` process, for one learner's file."""
+
+    def __init__(self) -> None:
+        request_r, request_w = os.pipe()
+        self._request_w: int | None = request_w
+        read_fd, write_fd = os.pipe()
+        env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "gpu_worker.backends.numba_ptx", "--serve", str(request_r), str(write_fd)],
+            pass_fds=(request_r, write_fd),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,  # a kernel file prints nothing at import (module rules); kernels print later
+            stderr=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
+        os.close(request_r)
+        os.close(write_fd)
+        self._chunks: list[bytes] = []
+        self._overflow = False
+        self._reader = threading.Thread(target=self._read, args=(read_fd,), daemon=True)
+        self._reader.start()
+
+    def _read(self, fd: int) -> None:
+        size = 0
+        with os.fdopen(fd, "rb") as pipe:
+            while chunk := pipe.read(1 << 16):
+                size += len(chunk)
+                if size > MAX_ANSWER_BYTES:
+                    self._overflow = True
+                    break
+                self._chunks.append(chunk)
+
+    def compile(self, source: Path, entry: str, args: list[ArgSpec], cc: tuple[int, int]) -> None:
+        """Send the one request; the server switches to this process's uid before it reads `source`."""
+        request: dict[str, Any] = {"source": str(source), "entry": entry, "types": types_spec(args), "cc": list(cc)}
+        request["drop_uid"] = os.getuid()
+        request["unchecked"] = os.environ.get(UNCHECKED_ENV) == "1"  # the engine's choice, passed on
+        fd, self._request_w = self._request_w, None
+        if fd is None:
+            raise RuntimeError("a compile server takes one request")
+        with os.fdopen(fd, "wb") as pipe:
+            pipe.write(json.dumps(request).encode())
+
+    def result(self, timeout: float | None = None) -> dict[str, Any]:
+        """The server's answer; `{"ok": False, "kind": "unavailable"}` when it ended without one."""
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            return {"ok": False, "kind": "timeout", "message": f"compiling took longer than {timeout:g} s"}
+        self._reader.join()
+        if self._overflow:
+            return {"ok": False, "kind": "too_big", "message": "the compiled kernel is too large to handle"}
+        try:
+            answer = json.loads(b"".join(self._chunks))
+        except ValueError:
+            answer = None
+        if not isinstance(answer, dict):
+            code = self.proc.returncode
+            return {"ok": False, "kind": "unavailable", "message": f"the compiler ended without an answer ({code})"}
+        return answer
+
+    def stop(self) -> None:
+        """Kill the server and anything it started; idempotent.
+
+        A spare's server starts as root and switches to the job's uid only once it has read its request,
+        so a job that has already dropped its own privileges may not signal it yet: then the request pipe
+        is closed (a server still waiting reads nothing and ends) and it is waited for; by the time it
+        could run anything of the learner's it has switched and can be killed.
+        """
+        fd, self._request_w = self._request_w, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        while self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                break
+            except PermissionError:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.proc.wait(timeout=0.05)
+                continue
+            break
+        self.proc.wait()
+
+
+_spare: CompileServer | None = None  # started by a spare during its warm-up, for its one job
+
+
+def start_spare() -> None:
+    """Start this process's compile server now, warm, before any learner's code exists (a spare's warm-up)."""
+    global _spare
+    _spare = CompileServer()
+
+
+def take() -> CompileServer:
+    """The spare's warm server if there is one, else a fresh one (a cold start)."""
+    global _spare
+    server, _spare = _spare, None
+    return server or CompileServer()
+
+
+def discard_spare() -> None:
+    """Stop a spare server this job did not need (a CUDA C++ job)."""
+    global _spare
+    server, _spare = _spare, None
+    if server is not None:
+        server.stop()
+
+
+def located(diagnostic: Diagnostic) -> str:
+    return f"line {diagnostic.line}: {diagnostic.message}" if diagnostic.line else diagnostic.message
+
+
+def learner_error(found: dict[str, Any], tool: str, arch: str) -> LearnerError | None:
+    """The learner's verdict for a failed compile answer; None when the failure is not theirs."""
+    kind = found.get("kind")
+    if kind == "compile_error":
+        diagnostic = Diagnostic.model_validate(found["diagnostic"])
+        info = CompileInfo(tool=tool, arch=arch, diagnostics=[diagnostic])
+        return LearnerError("compile_error", located(diagnostic), [diagnostic], info)
+    if kind == "import" and isinstance(found.get("error"), dict):
+        error = found["error"]
+        diagnostic = Diagnostic.model_validate(error["diagnostic"])
+        verdict = error.get("verdict", "compile_error")
+        if verdict not in ("compile_error", "runtime_error", "rejected"):
+            verdict = "compile_error"
+        compiled = CompileInfo(tool=tool, arch=arch, diagnostics=[diagnostic]) if verdict == "compile_error" else None
+        return LearnerError(verdict, located(diagnostic), [diagnostic], compiled)
+    if kind == "timeout":
+        return LearnerError("runtime_error", str(found.get("message", "compiling took too long")))
+    if kind == "too_big":
+        return LearnerError("rejected", str(found.get("message")))
+    return None

@@ -1,0 +1,95 @@
+"""Each job gets its own cgroup, a capped /tmp, a syscall filter and a uid of its own, and its description says so."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from gpu_worker import cgroups, sandbox, syscall_filter, uid_pool
+from gpu_worker.protocol import Limits
+
+needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+
+
+@pytest.fixture
+def fresh_probe():
+    cgroups.available.cache_clear()
+    yield
+    cgroups.available.cache_clear()
+
+
+@needs_bwrap
+def test_the_plan_filters_syscalls_and_caps_tmp_and_says_so():
+    planned = sandbox.plan("sim", Limits(tmp_mb=100), [])
+    pairs = list(zip(planned.argv, planned.argv[1:], strict=False))
+    if syscall_filter.program() is not None:
+        assert ("--seccomp", sandbox.SECCOMP_FD) in pairs and planned.info["seccomp"].startswith("denies")
+    if sandbox._bwrap_has("--size"):
+        assert ("--size", str(100 << 20)) in pairs and planned.info["tmp_mb"] == 100
+
+
+@needs_bwrap
+def test_without_libseccomp_the_plan_has_no_filter_and_says_so(monkeypatch):
+    monkeypatch.setattr(syscall_filter, "program", lambda: None)
+    planned = sandbox.plan("sim", Limits(), [])
+    assert "--seccomp" not in planned.argv and planned.info["seccomp"].startswith("none")
+
+
+def test_a_worker_without_cgroups_falls_back_to_rlimits_and_says_so(monkeypatch, fresh_probe):
+    monkeypatch.setenv(cgroups.DISABLE_ENV, "0")
+    info = sandbox.describe("sim", Limits())
+    assert info["containment"].startswith("rlimits only") and "cgroup" not in info
+
+
+def test_a_job_cgroup_bounds_memory_and_processes_and_is_removed(fresh_probe):
+    where = cgroups.available()
+    if where is None:
+        pytest.skip("this worker may make no cgroup")
+    job = cgroups.JobCgroup.create(where, memory_bytes=256 << 20, pids=20, cpus=1.0)
+    folders = list(job.folders)
+    assert all(f.is_dir() for f in folders)
+    job.remove()
+    assert not any(f.exists() for f in folders)
+
+
+@pytest.mark.skipif(not uid_pool.LOCK_DIR.parent.exists(), reason="no folder for the uid locks")
+def test_two_running_jobs_get_two_uids_and_a_released_uid_is_leased_again():
+    first, second = uid_pool.lease(), uid_pool.lease()
+    try:
+        assert first.uid != second.uid and {first.uid, second.uid} <= set(uid_pool.uid_range())
+        uid = first.uid
+        first.release()
+        again = uid_pool.lease()
+        assert again.uid == uid
+        again.release()
+    finally:
+        first.release()
+        second.release()
+
+
+def test_the_cgroup_of_a_job_whose_worker_died_is_removed_at_the_next_start(fresh_probe):
+    where = cgroups.available()
+    if where is None:
+        pytest.skip("this worker may make no cgroup")
+    cgroups.available.cache_clear()
+    orphans = [parent / "warplab-job-999999999-1" for parent in where.parents.values()]  # no such pid
+    for folder in orphans:
+        folder.mkdir()
+    assert cgroups.available() == where
+    assert not any(folder.exists() for folder in orphans)
+
+
+def test_on_cgroup_v2_a_job_gets_memory_without_swap_pids_and_a_cpu_quota(tmp_path):
+    where = cgroups.Where(2, {"": tmp_path})  # a plain folder stands in for a delegated cgroup v2 parent
+    job = cgroups.JobCgroup.create(where, memory_bytes=512 << 20, pids=40, cpus=1.5)
+    (folder,) = job.folders
+    written = {f.name: f.read_text() for f in folder.iterdir()}
+    assert written == {
+        "memory.max": str(512 << 20),
+        "memory.swap.max": "0",
+        "pids.max": "40",
+        "cpu.max": "150000 100000",
+    }
+    (folder / "memory.events").write_text("low 0\nhigh 0\nmax 3\noom 1\noom_kill 2\n")
+    assert job.oom_kills() == 2

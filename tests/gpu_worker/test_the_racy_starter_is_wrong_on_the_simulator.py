@@ -1,0 +1,16 @@
+"""shared-race's starter (no barrier between the shared-memory write and the read) is wrong on the simulator.
+
+Not a sample case: on a GPU the race may or may not show, so no verdict could be promised there.
+"""
+
+from __future__ import annotations
+
+from engine_factories import alices_job, run
+
+from gpu_worker.labspec import find_lab
+
+
+def test_alices_unsynchronised_reversal_reads_slots_no_thread_has_written_yet():
+    lab = find_lab("shared-race")
+    outcome = run(alices_job(lab.starters["numba"], "numba", lab=lab))
+    assert outcome.result.verdict == "wrong_answer", outcome.result.message
