@@ -9,6 +9,7 @@ them on loopback). Each learner submits, its `clients/learners` viewers open the
 to its final event, and the learner submits again (one run in flight, as the lab allows). It reports:
 
 - submit ack: POST /api/submissions until its 201, per submission;
+- socket handshake: from opening a viewer's socket until the server accepted it;
 - event to client: a viewer's receive time minus the event's own `at` (set where the event was made: the
   worker, or the site for `queued`), per live event per viewer; same machine, same clock;
 - errors: any answer other than 201 to a submit, a socket refused or dropped, a message that is not JSON;
@@ -45,6 +46,7 @@ sys.path.insert(0, str(ROOT))
 class Tally:
     acks: list[float] = field(default_factory=list)
     event_latency: list[float] = field(default_factory=list)
+    handshakes: list[float] = field(default_factory=list)
     submitted: int = 0
     finished: int = 0
     refused: dict[int, int] = field(default_factory=dict)
@@ -170,10 +172,12 @@ async def viewer(learner: Learner, tally: Tally, args: argparse.Namespace) -> No
         if learner.stopping and learner.run_id == seen_run:
             return
         seen_run = learner.run_id
+        opening = time.perf_counter()
         try:
             async with websockets.connect(
                 f"{ws_base}/ws/submissions/{seen_run}/", additional_headers=headers, open_timeout=30, max_size=2**24
             ) as ws:
+                tally.handshakes.append(time.perf_counter() - opening)
                 tally.sockets_opened += 1
                 tally.open_now += 1
                 tally.peak_open = max(tally.peak_open, tally.open_now)
@@ -256,6 +260,7 @@ async def main(args: argparse.Namespace, sessions: list[str], choices: list[tupl
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
         "submit_ack": summary(tally.acks),
         "event_to_client": summary(tally.event_latency),
+        "socket_handshake": summary(tally.handshakes),
         "submitted": tally.submitted,
         "finished": tally.finished,
         "refused_by_status": tally.refused,
