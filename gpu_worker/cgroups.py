@@ -118,12 +118,23 @@ def available() -> Where | None:
         where = Where(1, v1) if v1 else None
     if where is None:
         return None
+    _remove_stale(where)
     try:
         probe = JobCgroup.create(where, memory_bytes=64 << 20, pids=8, cpus=1.0)
     except OSError:
         return None
     probe.remove()
     return where
+
+
+def _remove_stale(where: Where) -> None:
+    """Folders of jobs whose worker died (SIGKILL: no `remove` ran), once their processes are gone too."""
+    for parent in where.parents.values():
+        for folder in parent.glob("warplab-job-*-*"):
+            owner = folder.name.split("-")[2]
+            if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+                with contextlib.suppress(OSError):  # still holds a process: left for a later start
+                    folder.rmdir()
 
 
 @dataclass

@@ -7,7 +7,7 @@ process that has already compiled is pointed elsewhere only by replacing that
 backend (`use` does both). A job's child points CuPy at a fresh folder of its
 private /tmp before anything is compiled (`prepare`), so one learner's cached
 binary is never loaded for another's job, and every file in it belongs to the
-job's own user (a spare compiles as root before it drops to uid 65534; `give_to`
+job's own user (a spare compiles as root before it drops to the job's uid; `give_to`
 hands the folder over).
 
 The seed (`WARPLAB_KERNEL_CACHE`, default `~/.cache/warplab/cupy-kernels`) is

@@ -7,7 +7,7 @@ the inputs, launches the kernel once and sends `profiled` then `finished`. The
 sandbox starts it as `ncu ... python -m gpu_worker.child ...` (`wrapper`),
 with ncu's install folder visible read-only and one host folder writable for
 ncu's log. ncu starts as the sandbox's first user (root on a GPU worker) and
-the child drops to uid 65534 only after ncu has started it, so the log folder
+the child drops to the job's uid (gpu_worker.uid_pool) only after ncu has started it, so the log folder
 (0700, the worker's) is out of the learner's reach and its counters cannot be
 forged. A worker that runs unprivileged maps both to uid 65534, and there the
 learner's code could write the log: the facts then mislead at worst the

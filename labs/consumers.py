@@ -7,6 +7,7 @@ untrusted: bounded in size (WARPLAB_MAX_WS_MESSAGE_BYTES, else close 1009) and p
 `{"type": "snapshot"}` (send the stored state again) and `{"type": "ping"}` (answered `pong`).
 """
 
+from functools import partial
 from importlib import import_module
 from types import SimpleNamespace
 from typing import Any
@@ -23,6 +24,9 @@ from labs.models import Submission
 NOT_ALLOWED = 4403
 TOO_BIG = 1009
 ACTIONS = ("snapshot", "ping")
+# Read-only queries, run off the one thread Django's sync code shares: 500 viewers connecting at once
+# would otherwise queue behind each other past Daphne's 5 s handshake timeout.
+_db_read = partial(database_sync_to_async, thread_sensitive=False)
 
 
 class SubmissionConsumer(AsyncJsonWebsocketConsumer):
@@ -30,8 +34,7 @@ class SubmissionConsumer(AsyncJsonWebsocketConsumer):
 
     async def connect(self) -> None:
         self.submission_id = self.scope["url_route"]["kwargs"]["submission_id"]
-        state = await self._readable_state(self.submission_id)
-        if state is None:
+        if not await self._may_view(self.submission_id):
             await self.close(code=NOT_ALLOWED)
             return
         self.group_name = f"submission.{self.submission_id}"
@@ -59,7 +62,7 @@ class SubmissionConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json({"type": "error", "message": exc.message})
             return
         if action == "ping":
-            if await self._readable_state(self.submission_id, with_events=False) is None:
+            if not await self._may_view(self.submission_id):
                 await self.close(code=NOT_ALLOWED)
                 return
             await self.send_json({"type": "pong"})
@@ -76,14 +79,19 @@ class SubmissionConsumer(AsyncJsonWebsocketConsumer):
     async def submission_event(self, message: dict) -> None:
         await self.send_json({"type": "event", "event": visibility.event_for(message["event"], self.staff)})
 
-    @database_sync_to_async
-    def _readable_state(self, submission_id: int, with_events: bool = True) -> dict | None:
+    @_db_read
+    def _may_view(self, submission_id: int) -> bool:
+        submission = Submission.objects.filter(pk=submission_id).only("owner_id").first()
+        return submission is not None and services.can_view(self._current_user(), submission)
+
+    @_db_read
+    def _readable_state(self, submission_id: int) -> dict | None:
         submission = Submission.objects.select_related("exercise").filter(pk=submission_id).first()
         user = self._current_user()
         if submission is None or not services.can_view(user, submission):
             return None
         self.staff = visibility.sees_internals(user)  # permissions read the database: here
-        return visibility.state_for(services.submission_state(submission, with_events=with_events), self.staff)
+        return visibility.state_for(services.submission_state(submission), self.staff)
 
     def _current_user(self) -> Any:
         """The viewer as of now: the session read again (a logout elsewhere counts), the user's roles fresh."""

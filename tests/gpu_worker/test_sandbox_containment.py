@@ -66,3 +66,30 @@ def test_two_running_jobs_get_two_uids_and_a_released_uid_is_leased_again():
     finally:
         first.release()
         second.release()
+
+
+def test_the_cgroup_of_a_job_whose_worker_died_is_removed_at_the_next_start(fresh_probe):
+    where = cgroups.available()
+    if where is None:
+        pytest.skip("this worker may make no cgroup")
+    cgroups.available.cache_clear()
+    orphans = [parent / "warplab-job-999999999-1" for parent in where.parents.values()]  # no such pid
+    for folder in orphans:
+        folder.mkdir()
+    assert cgroups.available() == where
+    assert not any(folder.exists() for folder in orphans)
+
+
+def test_on_cgroup_v2_a_job_gets_memory_without_swap_pids_and_a_cpu_quota(tmp_path):
+    where = cgroups.Where(2, {"": tmp_path})  # a plain folder stands in for a delegated cgroup v2 parent
+    job = cgroups.JobCgroup.create(where, memory_bytes=512 << 20, pids=40, cpus=1.5)
+    (folder,) = job.folders
+    written = {f.name: f.read_text() for f in folder.iterdir()}
+    assert written == {
+        "memory.max": str(512 << 20),
+        "memory.swap.max": "0",
+        "pids.max": "40",
+        "cpu.max": "150000 100000",
+    }
+    (folder / "memory.events").write_text("low 0\nhigh 0\nmax 3\noom 1\noom_kill 2\n")
+    assert job.oom_kills() == 2

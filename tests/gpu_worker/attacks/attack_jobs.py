@@ -4,7 +4,9 @@ Every job costs a sandbox start (about 1.5 s of imports on the simulator), so
 the suite runs its jobs in `WORKERS` spawned processes side by side (spawned,
 not forked: each is a fresh interpreter, like a prefork pool child) and the
 tests only read the results. Two jobs of one phase run at the same time, as
-two students' jobs on one host do.
+two students' jobs on one host do. The module rules (`backends.module_rules`,
+the first wall: a CUDA Python file runs nothing at import) are off for these
+jobs, so each attack meets the sandbox itself.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ def _in_worker(job_json: str) -> tuple[str, list[str]]:
     from gpu_worker.engine import run_job
 
     events: list[Event] = []
-    result = run_job(Job.model_validate_json(job_json), events.append, backend="sim")
+    # the module rules off: the attack's module-level code runs, to test the sandbox's walls behind them
+    result = run_job(Job.model_validate_json(job_json), events.append, backend="sim", module_rules=False)
     return result.model_dump_json(), [e.model_dump_json() for e in events]
 
 

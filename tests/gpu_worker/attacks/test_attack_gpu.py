@@ -28,6 +28,7 @@ _ids = itertools.count(90_000)
 
 
 def _run(source: str, language: str = "cuda", wall_seconds: float | None = None, gpu_memory_mb: int | None = None):
+    """Mallory's job on the GPU; a CUDA Python module runs its module-level code (the module rules off)."""
     exercise = find_lab("vector-add").exercise_ref(language)
     if wall_seconds:
         exercise.limits.wall_seconds = wall_seconds
@@ -35,7 +36,7 @@ def _run(source: str, language: str = "cuda", wall_seconds: float | None = None,
         exercise.limits.gpu_memory_mb = gpu_memory_mb
     events: list[Event] = []
     job = Job(submission_id=next(_ids), exercise=exercise, source=source, requested_by="mallory")
-    return run_job(job, events.append, backend="cuda"), events
+    return run_job(job, events.append, backend="cuda", module_rules=language != "numba"), events
 
 
 def _free_bytes() -> int:

@@ -3,10 +3,13 @@
 All rows run in one sandboxed job (see `probe_module`), as alice's module-level
 code, with the worker's secrets in its environment and listeners of the host
 waiting for a connection. A row is an attack and what stopping it looks like.
+The module rules would refuse such a module before it runs (the first test);
+the jobs here run with them off, to show the sandbox holds on its own.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import socket
@@ -17,6 +20,8 @@ import pytest
 from attack_jobs import run_all
 from engine_factories import alices_job
 from probe_module import module, report
+
+from gpu_worker.backends.module_rules import check_module
 
 SECRET = "alice-must-never-see-this-b7e1"
 REPO = Path(__file__).resolve().parents[3]
@@ -150,6 +155,11 @@ def reported():
         abstract.close()
         assert not (REPO / "gpu_worker" / "planted.py").exists()
         return outcome, report(outcome.result.output), values
+
+
+def test_the_module_rules_refuse_the_probing_module_before_anything_runs():
+    breach = check_module(ast.parse(module([BLOCKED[0]], PORT=1)))
+    assert breach is not None and "cannot be imported" in breach.message
 
 
 def test_the_probing_job_itself_is_accepted_and_leaks_no_secret(reported):
