@@ -102,13 +102,22 @@ def _figure(
     fig.update_layout(
         # short enough for a phone; the architecture and the source on lines of their own
         title=figure_title(name, f"{arch} · {meta['source']}" if arch else meta["source"]),
-        xaxis={"title": x_title, "exponentformat": "SI"},
+        xaxis={"title": x_title, "tickformat": "~s"},
         yaxis={"title": f"occupancy (% of {sm_word} warp slots)", "range": [0, 105], "ticksuffix": "%"},
         showlegend=False,
         margin={"l": 60, "r": 20, "t": top_margin(f"{arch} · {meta['source']}"), "b": 100},
         meta=meta,
         annotations=[
-            {"x": px, "y": py, "text": label, "showarrow": True, "arrowhead": 2, "ax": 40, "ay": -30},
+            # below a high point, so the label never meets the title
+            {
+                "x": px,
+                "y": py,
+                "text": label,
+                "showarrow": True,
+                "arrowhead": 2,
+                "ax": 40,
+                "ay": 40 if py > 60 else -40,
+            },
             {
                 "text": footnote,
                 "xref": "paper",

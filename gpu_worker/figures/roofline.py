@@ -116,7 +116,7 @@ def roofline_figure(
         title=title("Roofline", source_label),
         showlegend=True,
         xaxis={"type": "log", "title": "arithmetic intensity (FLOP/byte)", "range": [-2, 4], "exponentformat": "SI"},
-        yaxis={"type": "log", "title": "attainable FLOP/s", "exponentformat": "SI"},
+        yaxis={"type": "log", "title": "attainable FLOP/s", "tickformat": "~s"},  # 1P, not 10^15
         legend={"orientation": "h", "y": -0.22, "yanchor": "top", "font": {"size": 11}},
         margin={"l": 60, "r": 20, "t": top_margin(source_label), "b": 40},
         height=560,
@@ -183,7 +183,7 @@ def bandwidth_figure(
         title=title("Roofline, memory axis (0 FLOP)", source_label),
         showlegend=True,
         xaxis={"tickvals": list(range(count)), "ticktext": labels, "range": span, "title": "size"},
-        yaxis={"title": "bytes/s", "exponentformat": "SI", "ticksuffix": "B/s", "rangemode": "tozero"},
+        yaxis={"title": "bytes/s", "tickformat": "~s", "ticksuffix": "B/s", "rangemode": "tozero"},
         legend={"orientation": "h", "y": -0.22, "yanchor": "top", "font": {"size": 11}},
         margin={"l": 70, "r": 20, "t": top_margin(source_label), "b": 40},
         height=480,

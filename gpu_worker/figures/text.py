@@ -30,4 +30,4 @@ def title(text: str, subtitle: str) -> dict[str, Any]:
 
 def top_margin(subtitle: str) -> int:
     """Room above the plot for the title and every subtitle line."""
-    return 40 + 14 * max(1, len(textwrap.wrap(subtitle, SUBTITLE_CHARS)))
+    return 52 + 14 * max(1, len(textwrap.wrap(subtitle, SUBTITLE_CHARS)))
