@@ -402,8 +402,8 @@ def section_cold_start() -> tuple[str, dict[str, Any]]:
             parts = [float(x) for x in p.stdout.split()] if p.returncode == 0 else [float("nan")] * 3
             raw[label] = {"import_ctx_s": parts[0], "compile_run_s": parts[1], "wall_s": wall, "err": p.stderr[-300:]}
             rows.append([label, parts[0], parts[1], wall])
-        # as a spare does before its job: Numba's one-time costs paid before t1
-        warmed = ncode.replace("\nt1=", "\nimport gpu_worker.backends.cuda as g;g.warm_numba_compiler()\nt1=", 1)
+        # as a spare's compile process does before its job: Numba's one-time costs paid before t1
+        warmed = ncode.replace("\nt1=", "\nimport gpu_worker.backends.numba_ptx as g;g.warm_compiler()\nt1=", 1)
         for label, program in (
             ("numba, fresh process", ncode),
             ("numba, fresh process (again)", ncode),

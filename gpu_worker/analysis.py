@@ -12,7 +12,7 @@ from typing import Any
 
 from gpu_worker.datasheets import datasheet_for
 from gpu_worker.figures.occupancy import occupancy_figures
-from gpu_worker.figures.roofline import roofline_figure
+from gpu_worker.figures.roofline import bandwidth_figure, roofline_figure
 from gpu_worker.metrics import Ceilings, work_metrics
 from gpu_worker.occupancy import occupancy
 from gpu_worker.protocol import CompileInfo, RooflinePoint, WorkSpec
@@ -83,17 +83,24 @@ def roofline(
     Untimed (the simulator), this submission is drawn as its intensity alone.
     Points measured on another device are left out: another GPU has other roofs.
     """
+    datasheet = datasheet_for(device) or datasheet_for(SIM_TARGET)
+    largest = work_metrics(work, sizes[-1])
+    if largest.flops == 0:  # no place on a log intensity axis: the memory roof's own axis, bytes/s
+        measured = [metrics[i] for i in sorted(metrics) if metrics[i].get("bandwidth")]
+        points_bw = [(_sizes_text(m.get("sizes") or {}), float(m["bandwidth"])) for m in measured]
+        figure = bandwidth_figure(label, largest.bytes, ceilings, datasheet, sizes=points_bw)
+        return {"title": f"Roofline, memory axis (0 FLOP) · {label}", "figure": figure}
     timed = _timed(metrics[i] for i in sorted(metrics))
     points = [
         RooflinePoint(intensity=m["intensity"], flop_rate=m["flop_rate"], label=_sizes_text(m.get("sizes") or {}))
         for m in timed
     ]
-    intensity = points[-1].intensity if points else work_metrics(work, sizes[-1]).intensity
+    intensity = points[-1].intensity if points else largest.intensity
     figure = roofline_figure(
         label,
         intensity,
         ceilings,
-        datasheet_for(device) or datasheet_for(SIM_TARGET),
+        datasheet,
         sizes=points,
         history=[p for p in history if p.device == device],
         reference=reference if reference is not None and reference.device == device else None,

@@ -150,6 +150,18 @@ def _rate(result: dict[str, Any], work: float) -> float:
     return work / (result["median_ms"] / 1000.0)
 
 
+_NVML: list[Nvml] = []
+
+
+def _nvml() -> Nvml:
+    """One NVML handle for this process's GPU: its SM clock is read while each ceiling's samples run."""
+    if not _NVML:
+        from gpu_worker.gpu_lock import worker_gpu_uuid
+
+        _NVML.append(Nvml(uuid=worker_gpu_uuid()))
+    return _NVML[0]
+
+
 def _config(gpu_budget_s: float = 0.35) -> TimingConfig:
     rule = stats.StopRule(rel_precision=0.002, min_samples=10, gpu_budget_s=gpu_budget_s)
     return TimingConfig(flush=False, rule=rule)
@@ -167,7 +179,7 @@ def measure_copy(nbytes: int = 1 << 30) -> dict[str, Any]:
     def launch(stream: Any) -> None:
         cp.cuda.runtime.memcpyAsync(dst.data.ptr, src.data.ptr, nbytes, 3, stream.ptr)  # device to device
 
-    r = measure(launch, config=_config())
+    r = measure(launch, config=_config(), nvml=_nvml())
     return {"value": _rate(r, 2.0 * nbytes), "median_ms": r["median_ms"], "bytes": 2 * nbytes}
 
 
@@ -185,7 +197,7 @@ def measure_read(module: Any, facts: DeviceFacts, nbytes: int = 2 << 30) -> dict
         def launch(stream: Any, grid: int = grid, block: int = block) -> None:
             kernel((grid,), (block,), (x, cp.int64(n4), out), stream=stream)
 
-        r = measure(launch, config=_config())
+        r = measure(launch, config=_config(), nvml=_nvml())
         value = _rate(r, nbytes)
         if value > best["value"]:
             best = {"value": value, "median_ms": r["median_ms"], "bytes": nbytes, "block": block, "grid": grid}
@@ -203,7 +215,7 @@ def measure_shared(module: Any, facts: DeviceFacts, reps: int = 2048) -> dict[st
     def launch(stream: Any) -> None:
         kernel((grid,), (block,), (out, cp.int32(reps)), stream=stream)
 
-    r = measure(launch, config=_config())
+    r = measure(launch, config=_config(), nvml=_nvml())
     return {"value": _rate(r, nbytes), "median_ms": r["median_ms"], "bytes": nbytes}
 
 
@@ -218,7 +230,7 @@ def measure_fma(module: Any, facts: DeviceFacts, iters: int = 4096) -> dict[str,
     def launch(stream: Any) -> None:
         kernel((grid,), (block,), (out, cp.int32(iters), cp.float32(0.9999), cp.float32(1e-4)), stream=stream)
 
-    r = measure(launch, config=_config())
+    r = measure(launch, config=_config(), nvml=_nvml())
     return {"value": _rate(r, flops), "median_ms": r["median_ms"], "flops": flops, **_clock(r)}
 
 
@@ -263,7 +275,7 @@ def measure_tensor(n: int = 8192) -> dict[str, Any]:
             cp.matmul(a16, b16, out=c16)
 
         dtype, via = "float16", "cupy.matmul (cuBLAS)"
-    r = measure(launch, config=_config(TENSOR_BUDGET_S))
+    r = measure(launch, config=_config(TENSOR_BUDGET_S), nvml=_nvml())
     return {
         "value": _rate(r, flops),
         "median_ms": r["median_ms"],
@@ -320,6 +332,7 @@ def run_calibration(facts: DeviceFacts | None = None) -> dict[str, Any]:
 
     facts = facts or device_facts()
     nvml = Nvml(uuid=facts.uuid)
+    _NVML[:] = [nvml]  # each ceiling's samples read this GPU's SM clock (its health is judged at that clock)
     module = compile_kernels(facts.arch)
     tensor = measure_tensor()  # first, while the card is coolest (see the module's docstring)
     parts = {

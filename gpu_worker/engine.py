@@ -29,6 +29,7 @@ from pydantic import ValidationError
 
 from gpu_worker import analysis, checker, goals, profiling, sandbox, spare, uid_pool, wire
 from gpu_worker.backends import device_name
+from gpu_worker.figures.sweep import sweep_figure
 from gpu_worker.formula import FormulaError, array_value
 from gpu_worker.gpu_lock import open_worker_lock_fd
 from gpu_worker.gpu_report import GpuReport, load_ceilings
@@ -424,6 +425,11 @@ def _run_job(job: Job, emit: Emit, backend: str, uid: int | None, module_rules: 
                 job.reference,
             )
         )
+    sweep = job.exercise.harness.sweep
+    if sweep is not None and verdict == "accepted" and judge.gpu is not None:  # the sizes are the sweep's points
+        curve = sweep_figure(sweep, judge.gpu.metrics, judge.label)
+        if curve is not None:
+            judge.figure(curve)
     if state.occupancy is not None:
         gpu_fields["occupancy"] = {**(gpu_fields.get("occupancy") or {}), "calculator": state.occupancy}
     judged = goals.judge(

@@ -109,6 +109,7 @@ class GpuReport:
             self.timings[index] = t
             return True
         t["counted"] = True
+        t["ranked"] = True  # a leaderboard may rank it (grades add their own rules: exclusive slices only)
         if "outputs_varied" in (t.get("flags") or []):
             t["ranked"] = False
             t["note"] = "not ranked: some timed launches left other outputs than the others (fingerprints differ)"

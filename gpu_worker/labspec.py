@@ -171,6 +171,8 @@ def _check_formulas(path: Path, spec: LabSpec) -> None:
             formulas += [(f"launch.block[{i}]", f) for i, f in enumerate(spec.launch.block)]
             formulas += [(f"launch.grid[{i}]", f) for i, f in enumerate(spec.launch.grid)]
             formulas.append(("launch.dynamic_shared_bytes", spec.launch.dynamic_shared_bytes))
+            if spec.sweep is not None:
+                formulas += [("sweep.x", spec.sweep.x), ("sweep.per", spec.sweep.per)]
             if spec.launch_choices is not None:
                 for i, f in enumerate(spec.launch_choices.grid):
                     try:

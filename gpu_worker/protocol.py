@@ -143,6 +143,18 @@ class GoalSpec(Model):
     space: Literal["global", "shared", "any"] = "global"  # which memory `lanes_per_request` looks at
 
 
+class SweepSpec(Model):
+    """A curve across the exercise's GPU sizes: `y` measured at each against `x` (`gpu_worker.figures.sweep`)."""
+
+    title: str
+    x: str  # formula of the sizes
+    x_title: str
+    y: Literal["ns_per", "bandwidth_pct", "gbps"]
+    per: str = "1"  # for ns_per: the median time is divided by this formula of the sizes
+    y_title: str
+    log_x: bool = True
+
+
 class Harness(Model):
     """How to make inputs, launch, check and value the work of one exercise.
 
@@ -158,6 +170,7 @@ class Harness(Model):
     work: WorkSpec = Field(default_factory=lambda: WorkSpec(bytes="0"))
     seed: int = 1234
     goals: list[GoalSpec] = Field(default_factory=list)
+    sweep: SweepSpec | None = None
     launch_choices: LaunchChoices | None = None  # block sizes the learner may pick, instead of `launch`
     policy: PolicySpec | None = None  # a scheduling exercise (gpu_worker.datacenter)
 

@@ -63,6 +63,14 @@ export class Api {
     return `${this.config.submit_url.replace(/\/+$/, "")}/${encodeURIComponent(id)}`;
   }
 
+  /** POST /api/submissions/<id>/profile: ask the profile lane for the run's Nsight Compute report. */
+  profile(id) {
+    return request(`${this.detailUrl(id)}/profile`, {
+      method: "POST",
+      headers: { Accept: "application/json", "X-CSRFToken": this.config.csrf_token || csrfFromCookie() },
+    });
+  }
+
   submission(id) {
     return request(this.detailUrl(id), { headers: { Accept: "application/json" } });
   }

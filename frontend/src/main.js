@@ -14,6 +14,7 @@ import { Drafts, KeptDrafts } from "./drafts.js";
 import { Editor } from "./editor.js";
 import { isFinished } from "./events.js";
 import { Figures } from "./plots.js";
+import { ProfilePanel } from "./profile.js";
 import { ResultsView } from "./render.js";
 import { Run } from "./run.js";
 
@@ -54,6 +55,7 @@ class ExercisePage {
     this.languages = config.languages && config.languages.length ? config.languages : ["numba"];
     this.starters = config.starters || {};
     this.api = new Api(config);
+    this.profilePanel = new ProfilePanel(document.getElementById("profile-action"), this.api);
     this.drafts = new Drafts(this.slug);
     this.kept = new KeptDrafts(this.slug);
     this.past = null; // {language, source, label} shown read-only beside the draft
@@ -236,7 +238,9 @@ class ExercisePage {
   }
 
   startRun(id, submission) {
+    this.profilePanel.clear();
     const run = new Run({
+      profile: this.profilePanel,
       id,
       view: this.view,
       editor: this.editor,

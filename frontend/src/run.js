@@ -21,8 +21,9 @@ export class Run {
    * @param {object} deps  id, view (ResultsView), editor (Editor), figures (Figures),
    *   wsBase, onFinish(run, verdict), fetchDetail(id) -> {ok, body} for the stored result
    */
-  constructor({ id, view, editor, figures, wsBase, onFinish, fetchDetail }) {
+  constructor({ id, view, editor, figures, wsBase, onFinish, fetchDetail, profile }) {
     this.fetchDetail = fetchDetail || null;
+    this.profile = profile || null; // a ProfilePanel: the Nsight Compute report of an accepted GPU run
     this.resultApplied = false;
     this.sources = { compile: [], memory: [], runtime: [] };
     this.id = id;
@@ -183,6 +184,7 @@ export class Run {
       const title = figureTitle(fig, `Figure ${i + 1}`);
       if (!drawn.has(title)) this.figures.show(title, fig);
     });
+    if (this.profile) this.profile.show(this.id, result);
     if (typeof result.output === "string" && result.output) {
       this.view.setOutput(result.output + (result.output_truncated ? "\n… (output truncated)" : ""));
     }

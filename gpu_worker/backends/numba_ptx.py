@@ -26,6 +26,7 @@ and we name the architecture ourselves.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -193,17 +194,20 @@ def warm(x, n):
 """
 
 
+def warm_compiler() -> None:
+    """Numba's one-time costs (typing and target contexts, NVVM) paid on a kernel of our own."""
+    from numba import cuda
+
+    _allow_missing_nvrtc()
+    namespace: dict[str, Any] = {}
+    exec(compile(WARM_SOURCE, "<warplab-warm-up>", "exec"), namespace)
+    cuda.compile_ptx(namespace["warm"].py_func, signature([["float32", 1], ["int32", 0]]), cc=CC)
+
+
 def _serve(request_fd: int, out_fd: int) -> dict[str, Any]:
     """Warm the compiler, then compile the one request that comes."""
-    try:
-        from numba import cuda
-
-        _allow_missing_nvrtc()
-        namespace: dict[str, Any] = {}
-        exec(compile(WARM_SOURCE, "<warplab-warm-up>", "exec"), namespace)
-        cuda.compile_ptx(namespace["warm"].py_func, signature([["float32", 1], ["int32", 0]]), cc=CC)
-    except Exception:
-        pass  # the request below meets the same fault and reports it
+    with contextlib.suppress(Exception):  # the request below meets the same fault and reports it
+        warm_compiler()
     with os.fdopen(request_fd, "rb") as pipe:
         raw = pipe.read(1 << 20)
     request = json.loads(raw)

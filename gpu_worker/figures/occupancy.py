@@ -16,6 +16,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from gpu_worker.archs import AmdArch, NvidiaArch, get_arch
+from gpu_worker.figures.text import title as figure_title
+from gpu_worker.figures.text import top_margin
 from gpu_worker.occupancy import FACTOR_BITS, INT_MAX, cuda_occupancy_batch, occupancy
 
 LINE = "#1f77b4"
@@ -66,6 +68,7 @@ def _figure(
     terms: tuple[str, str],
 ) -> dict[str, Any]:
     block_word, sm_word = terms
+    name, _, arch = title.partition(" on ")
     px, py, pblocks, pfactor = point
     # A staircase drawn "hv" needs only the points where the step changes, and the last one.
     keep = [i for i in range(len(x)) if i in (0, len(x) - 1) or (y[i], factors[i]) != (y[i - 1], factors[i - 1])]
@@ -97,20 +100,32 @@ def _figure(
     )
     label = f"this submission: {py:.0f}%" if pfactor != "cannot launch" else "this submission: cannot launch"
     fig.update_layout(
-        title={"text": f"{title} · {meta['source']}"},
-        xaxis={"title": x_title},
-        yaxis={"title": f"occupancy (% of the {sm_word}'s warp slots)", "range": [0, 105]},
+        # short enough for a phone; the architecture and the source on lines of their own
+        title=figure_title(name, f"{arch} · {meta['source']}" if arch else meta["source"]),
+        xaxis={"title": x_title, "tickformat": "~s"},
+        yaxis={"title": f"occupancy (% of {sm_word} warp slots)", "range": [0, 105], "ticksuffix": "%"},
         showlegend=False,
-        margin={"l": 60, "r": 20, "t": 50, "b": 70},
+        margin={"l": 60, "r": 20, "t": top_margin(f"{arch} · {meta['source']}"), "b": 100},
         meta=meta,
         annotations=[
-            {"x": px, "y": py, "text": label, "showarrow": True, "arrowhead": 2, "ax": 40, "ay": -30},
+            # below a high point, so the label never meets the title
+            {
+                "x": px,
+                "y": py,
+                "text": label,
+                "showarrow": True,
+                "arrowhead": 2,
+                "ax": 40,
+                "ay": 40 if py > 60 else -40,
+            },
             {
                 "text": footnote,
                 "xref": "paper",
                 "yref": "paper",
                 "x": 0,
-                "y": -0.22,
+                "y": 0,
+                "yanchor": "top",
+                "yshift": -62,  # below the axis title (ticks and title take about 55 px), never over it
                 "showarrow": False,
                 "xanchor": "left",
                 "font": {"size": 10, "color": "#555"},

@@ -4,6 +4,10 @@ Memory roof from the slice's measured copy bandwidth, compute roofs for FP32
 and the tensor cores, the datasheet roofs dashed beside them, and the points:
 this submission, the learner's earlier ones and the reference. Without a
 timing (the simulator) only the intensity is known, drawn as a vertical line.
+Every roof has its own legend entry (the memory roofs too), ticks read in SI
+(100T, not 10^14), and the title is short with the source as its subtitle.
+A kernel of 0 FLOP has no place on a log intensity axis: `bandwidth_figure`
+marks it on the memory roof's own axis, bytes/s, instead.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from gpu_worker.datasheets import Datasheet
+from gpu_worker.figures.text import si, title, top_margin
 from gpu_worker.metrics import Ceilings
 from gpu_worker.protocol import RooflinePoint
 
@@ -26,6 +31,15 @@ def _roof_trace(bandwidth: float, peak: float, name: str, dash: str, color: str)
     x = [INTENSITY_RANGE[0], knee, INTENSITY_RANGE[1]]
     return go.Scatter(
         x=x, y=[min(peak, bandwidth * i) for i in x], mode="lines", name=name, line={"dash": dash, "color": color}
+    )
+
+
+def _memory_trace(bandwidth: float, peaks: list[float], name: str, dash: str, color: str) -> go.Scatter:
+    """The slanted memory roof up to the highest compute roof's knee, as a legend entry of its own."""
+    knee = min(max(max(peaks) / bandwidth, INTENSITY_RANGE[0]), INTENSITY_RANGE[1])
+    x = [INTENSITY_RANGE[0], knee]
+    return go.Scatter(
+        x=x, y=[bandwidth * i for i in x], mode="lines", name=name, line={"dash": dash, "color": color, "width": 3}
     )
 
 
@@ -60,6 +74,9 @@ def roofline_figure(
     """
     fig = go.Figure()
     if ceilings is not None:
+        peaks = [ceilings.fp32, *([ceilings.bf16_tensor] if ceilings.bf16_tensor else [])]
+        name = f"memory roof {si(ceilings.copy_bandwidth, 'B/s')} (measured)"
+        fig.add_trace(_memory_trace(ceilings.copy_bandwidth, peaks, name, "solid", "#ff7f0e"))
         fig.add_trace(_roof_trace(ceilings.copy_bandwidth, ceilings.fp32, "FP32 roof (measured)", "solid", "#1f77b4"))
         if ceilings.bf16_tensor:
             fig.add_trace(
@@ -68,6 +85,9 @@ def roofline_figure(
                 )
             )
     if datasheet is not None:
+        name = f"memory roof {si(datasheet.memory_bandwidth, 'B/s')} (datasheet)"
+        peaks = [datasheet.fp32, datasheet.bf16_tensor]
+        fig.add_trace(_memory_trace(datasheet.memory_bandwidth, peaks, name, "dash", "#e6a15c"))
         fig.add_trace(
             _roof_trace(datasheet.memory_bandwidth, datasheet.fp32, "FP32 roof (datasheet)", "dash", "#7f7f7f")
         )
@@ -93,11 +113,80 @@ def roofline_figure(
             annotation_text=f"this kernel: {intensity:.3g} FLOP/byte (not timed)",
         )
     fig.update_layout(
-        title={"text": f"Roofline · {source_label}"},
-        xaxis={"type": "log", "title": "arithmetic intensity (FLOP/byte)", "range": [-2, 4]},
-        yaxis={"type": "log", "title": "attainable FLOP/s"},
-        legend={"orientation": "h", "y": -0.25},
-        margin={"l": 60, "r": 20, "t": 50, "b": 40},
+        title=title("Roofline", source_label),
+        showlegend=True,
+        xaxis={"type": "log", "title": "arithmetic intensity (FLOP/byte)", "range": [-2, 4], "exponentformat": "SI"},
+        yaxis={"type": "log", "title": "attainable FLOP/s", "tickformat": "~s"},  # 1P, not 10^15
+        legend={"orientation": "h", "y": -0.22, "yanchor": "top", "font": {"size": 11}},
+        margin={"l": 60, "r": 20, "t": top_margin(source_label), "b": 40},
+        height=560,
+        meta={"source": source_label},
+    )
+    return json.loads(fig.to_json())
+
+
+def bandwidth_figure(
+    source_label: str,
+    bytes_moved: float,
+    ceilings: Ceilings | None = None,
+    datasheet: Datasheet | None = None,
+    *,
+    sizes: list[tuple[str, float]] | None = None,
+) -> dict[str, Any]:
+    """A 0-FLOP kernel (a copy, a transpose) on the roofline's memory axis: bytes/s against the memory roofs.
+
+    `sizes` are (label, measured bytes/s) per timed size, smallest first; without them (the simulator) the
+    kernel is marked by what it moves per launch, not timed.
+    """
+    points = sizes or []
+    count = max(len(points), 1)
+    span = [-0.5, count - 0.5]
+    fig = go.Figure()
+    if ceilings is not None:
+        bw = ceilings.copy_bandwidth
+        name = f"memory roof {si(bw, 'B/s')} (measured)"
+        fig.add_trace(go.Scatter(x=span, y=[bw, bw], mode="lines", name=name, line={"color": "#ff7f0e", "width": 3}))
+    if datasheet is not None:
+        bw = datasheet.memory_bandwidth
+        fig.add_trace(
+            go.Scatter(
+                x=span,
+                y=[bw, bw],
+                mode="lines",
+                name=f"memory roof {si(bw, 'B/s')} (datasheet)",
+                line={"color": "#e6a15c", "dash": "dash"},
+            )
+        )
+    if points:
+        fig.add_trace(
+            go.Scatter(
+                x=list(range(len(points))),
+                y=[rate for _, rate in points],
+                text=[label for label, _ in points],
+                mode="markers",
+                name="this submission",
+                marker={"symbol": "star", "size": 16, "color": "#d62728"},
+                hovertemplate="%{text}<br>%{y:.3s}B/s<extra>this submission</extra>",
+            )
+        )
+    else:
+        fig.add_annotation(
+            x=0,
+            y=0.5,
+            yref="paper",
+            showarrow=False,
+            text=f"this kernel: 0 FLOP, {si(bytes_moved, 'B')} moved per launch (not timed)",
+            font={"color": "#d62728"},
+        )
+    labels = [label for label, _ in points] or ["this kernel"]
+    fig.update_layout(
+        title=title("Roofline, memory axis (0 FLOP)", source_label),
+        showlegend=True,
+        xaxis={"tickvals": list(range(count)), "ticktext": labels, "range": span, "title": "size"},
+        yaxis={"title": "bytes/s", "tickformat": "~s", "ticksuffix": "B/s", "rangemode": "tozero"},
+        legend={"orientation": "h", "y": -0.22, "yanchor": "top", "font": {"size": 11}},
+        margin={"l": 70, "r": 20, "t": top_margin(source_label), "b": 40},
+        height=480,
         meta={"source": source_label},
     )
     return json.loads(fig.to_json())

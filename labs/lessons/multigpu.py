@@ -23,7 +23,7 @@ from gpu_worker.multigpu.links import (
     LINKS,
     Link,
 )
-from labs.lessons.registry import LessonContext, lesson_figure
+from labs.lessons.registry import LessonContext, lesson_figure, source_note
 
 Figure = dict[str, Any]
 LINK_COLORS = {"nvlink": "#2ca02c", "infiniband": "#d62728"}
@@ -39,16 +39,7 @@ def _finish(fig: go.Figure, title: str, source: str) -> Figure:
         meta={"source": note, "label": "model"},
         annotations=[
             *fig.layout.annotations,
-            {
-                "text": note if len(note) < 150 else note[:147] + "...",
-                "xref": "paper",
-                "yref": "paper",
-                "x": 0,
-                "y": 1.0,
-                "yanchor": "bottom",
-                "showarrow": False,
-                "font": {"size": 10, "color": "#666"},
-            },
+            source_note(note),
         ],
     )
     return json.loads(fig.to_json())

@@ -125,3 +125,17 @@ def render_lesson(text: str, context: LessonContext | None = None) -> RenderedLe
         figures.append({"name": part, "slot": slot, "figure": figure})
         html.append(f'<figure class="lesson-figure" id="{slot}" data-figure="{escape(part)}"></figure>')
     return RenderedLesson(html="\n".join(html), figures=figures)
+
+
+def source_note(text: str, limit: int = 150) -> dict[str, Any]:
+    """The small grey line above a lesson figure that says where its numbers come from (a Plotly annotation)."""
+    return {
+        "text": text if len(text) < limit else text[: limit - 3] + "...",
+        "xref": "paper",
+        "yref": "paper",
+        "x": 0,
+        "y": 1.0,
+        "yanchor": "bottom",
+        "showarrow": False,
+        "font": {"size": 10, "color": "#666"},
+    }

@@ -8,7 +8,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from labs.lessons.machines import DATASHEET_MACHINES, Machine, machine_from_heartbeat
-from labs.lessons.registry import LessonContext, lesson_figure
+from labs.lessons.registry import LessonContext, lesson_figure, source_note
 
 COLORS = ("#d62728", "#1f77b4", "#2ca02c", "#9467bd")
 
@@ -54,23 +54,10 @@ def hierarchy(context: LessonContext) -> dict[str, Any]:
         yaxis={"type": "log", "title": "bytes", "tickformat": ".2s"},
         legend={"orientation": "h", "y": -0.2},
         margin={"l": 60, "r": 20, "t": 50, "b": 40},
-        annotations=[_source_note(note)],
+        annotations=[source_note(note, limit=10_000)],
         meta={"source": note},
     )
     return json.loads(fig.to_json())
-
-
-def _source_note(text: str) -> dict[str, Any]:
-    return {
-        "text": text,
-        "xref": "paper",
-        "yref": "paper",
-        "x": 0,
-        "y": 1.0,
-        "yanchor": "bottom",
-        "showarrow": False,
-        "font": {"size": 10, "color": "#666"},
-    }
 
 
 def _rows(machine: Machine) -> list[str]:

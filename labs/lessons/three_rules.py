@@ -15,7 +15,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from gpu_worker.memtrace_report import BANKS, SECTOR_BYTES, WARP_SIZE
-from labs.lessons.registry import LessonContext, lesson_figure
+from labs.lessons.registry import LessonContext, lesson_figure, source_note
 
 MODEL_NOTE = "computed from the 32-byte sector and 32-bank rules (a model, not a measurement)"
 
@@ -40,18 +40,7 @@ def _layout(fig: go.Figure, title: str, xaxis: dict[str, Any], yaxis: dict[str, 
         xaxis=xaxis,
         yaxis=yaxis,
         margin={"l": 60, "r": 20, "t": 60, "b": 50},
-        annotations=[
-            {
-                "text": MODEL_NOTE,
-                "xref": "paper",
-                "yref": "paper",
-                "x": 0,
-                "y": 1.0,
-                "yanchor": "bottom",
-                "showarrow": False,
-                "font": {"size": 10, "color": "#666"},
-            }
-        ],
+        annotations=[source_note(MODEL_NOTE, limit=10_000)],
         meta={"source": MODEL_NOTE},
     )
     return json.loads(fig.to_json())

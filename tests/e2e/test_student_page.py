@@ -1,5 +1,7 @@
 """The exercise page shows everything a run knows where the student looks, loses nothing typed, and fits a phone."""
 
+import re
+
 import pytest
 
 from gpu_worker.labspec import find_lab
@@ -10,13 +12,38 @@ COALESCING = {case.name: case for case in find_lab("coalescing").cases}
 REFERENCE = VECTOR_ADD["reference-numba"].source
 NO_GUARD = """from numba import cuda
 
-print("hello from alice")
 
 @cuda.jit
 def vector_add(a, b, c):
     i = cuda.grid(1)
+    if i == 0:
+        print("hello from alice")
     c[i] = a[i] + b[i]
 """
+STRIDED = COALESCING["strided-numba"].source.replace(
+    "    if row < a.shape[0]", '    if row == 0 and col == 0:\n        print("copying")\n    if row < a.shape[0]'
+)
+
+# Every rendered figure: its text, whether its title fits its box, and its tick labels (one SI format).
+FIGURES_JS = """() => [...document.querySelectorAll('#figures .figure[data-rendered]')].map((div) => ({
+  title: div.dataset.title,
+  text: div.querySelector('.main-svg').parentNode.textContent,
+  titleFits: [...div.querySelectorAll('.gtitle, .gtitle-subtitle')].every(
+    (t) => t.getBoundingClientRect().right <= div.getBoundingClientRect().right + 1),
+  ticks: [...div.querySelectorAll('.xtick text, .ytick text')].map((t) => t.textContent),
+}))"""
+
+
+SI_TICK = re.compile(r"^(−?[0-9.]+[kMGTP]?(B/s|%)?|n=.*|this kernel)$")  # 100T, 4TB/s, 80%; never 10^15 or 1e+15
+
+
+def figures_drawn(page) -> dict[str, dict]:
+    """The rendered figures by the start of their title, each checked for a fitting title and SI ticks."""
+    figures = {f["title"].split(" · ")[0]: f for f in page.evaluate(FIGURES_JS)}
+    for title, figure in figures.items():
+        assert figure["titleFits"], title
+        assert all(SI_TICK.match(t) for t in figure["ticks"]), (title, figure["ticks"])
+    return figures
 
 
 @pytest.mark.e2e
@@ -26,8 +53,7 @@ class StudentPageTests(BrowserTestCase):
         page = self.log_in()
         page.goto(f"{self.live_server_url}/exercises/coalescing/")
         page.wait_for_selector(".cm-content")
-        strided = 'print("copying")\n' + COALESCING["strided-numba"].source
-        assert self.submit(strided) == "accepted"
+        assert self.submit(STRIDED) == "accepted"
         assert page.inner_text("#verdict") == "Accepted"
         assert page.inner_text("#verdict-message").startswith("1 check passed; ")
         page.wait_for_function("() => document.querySelector('#output').textContent.includes('copying')")
@@ -36,7 +62,15 @@ class StudentPageTests(BrowserTestCase):
         assert page.inner_text(".cm-warning-line").strip() == "out[row, col] = a[row, col]"
         page.hover(".cm-lint-marker-warning")
         assert "touches 32 sectors" in page.inner_text(".cm-tooltip-lint")
-        assert page.get_attribute("#diagnostics li[data-severity=warning]", "data-line") == "9"
+        assert page.get_attribute("#diagnostics li[data-severity=warning]", "data-line") == "10"
+        page.wait_for_function("() => document.querySelectorAll('#figures .figure[data-rendered]').length >= 4")
+        figures = figures_drawn(page)  # a 0-FLOP copy is marked on the memory roof's axis, not left out
+        memory_axis = figures["Roofline, memory axis (0 FLOP)"]["text"]
+        assert (
+            "memory roof 4.8 TB/s (datasheet)" in memory_axis and "32.8 kB moved per launch (not timed)" in memory_axis
+        )
+        threads = next(f["text"] for t, f in figures.items() if t.startswith("Occupancy vs threads per block"))
+        assert "this submission: 100%" in threads and "simulator" in threads and "shared memory" in threads
 
         page.goto(f"{self.live_server_url}/exercises/vector-add/")
         page.wait_for_selector(".cm-content")
@@ -72,6 +106,13 @@ class StudentPageTests(BrowserTestCase):
         threads = "#figures .figure[data-title^='Occupancy vs threads per block'][data-rendered]"
         page.wait_for_selector(threads)
         assert page.eval_on_selector(threads, "div => div.data[1].x[0]") == 128  # the point that ran
+        page.wait_for_selector("#figures .figure[data-title^='Roofline'][data-rendered]")
+        roofline = figures_drawn(page)["Roofline (arithmetic intensity only: not timed)"]
+        assert (
+            "memory roof 4.8 TB/s (datasheet)" in roofline["text"]
+            and "BF16 tensor roof (datasheet)" in roofline["text"]
+        )
+        assert "not timed" in roofline["text"] and any(t.endswith(("T", "P")) for t in roofline["ticks"])
 
         self.replace_source("# my draft\n" + REFERENCE)
         page.reload()  # the last run's verdict and figures come back; the draft stays

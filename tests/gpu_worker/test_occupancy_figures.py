@@ -20,7 +20,10 @@ def test_there_are_three_figures_with_the_submission_marked_and_the_source_named
         fig = entry["figure"]
         assert set(fig) >= {"data", "layout"}
         assert arch in entry["title"] and SOURCE in entry["title"]
-        assert SOURCE in fig["layout"]["title"]["text"] and fig["layout"]["meta"]["source"] == SOURCE
+        assert (
+            SOURCE in fig["layout"]["title"]["subtitle"]["text"].replace("<br>", " ")
+            and fig["layout"]["meta"]["source"] == SOURCE
+        )
         (point,) = [t for t in fig["data"] if t.get("name") == "this submission"]
         assert point["x"] == [value] and point["marker"]["symbol"] == "star"
         assert any(a.get("text", "").startswith("this submission") for a in fig["layout"]["annotations"])

@@ -1,0 +1,31 @@
+"""An exercise's sweep draws its measured quantity against the declared parameter, one point per timed size.
+
+The metrics are `work_metrics` over stated times, as the cuda backend computes them.
+"""
+
+from __future__ import annotations
+
+from gpu_worker.figures.sweep import sweep_figure, sweep_points
+from gpu_worker.labspec import find_lab
+from gpu_worker.metrics import work_metrics
+
+
+def _timed(lab, seconds: list[float]) -> dict[int, dict]:
+    work, sizes = lab.spec.work, lab.spec.sizes["cuda"]
+    return {i: work_metrics(work, s, t).model_dump() for i, (s, t) in enumerate(zip(sizes, seconds, strict=True))}
+
+
+def test_the_latency_staircase_is_ns_per_dependent_load_against_the_working_set():
+    lab = find_lab("pointer-chase")
+    metrics = _timed(lab, [4096 * 30e-9, 65536 * 250e-9, 65536 * 700e-9])
+    points = sweep_points(lab.spec.sweep, metrics)
+    assert [x for x, _ in points] == [32768, 4 * 1048576, 4 * 67108864]
+    assert [round(y) for _, y in points] == [30, 250, 700]
+    figure = sweep_figure(lab.spec.sweep, metrics, "NVIDIA H200, cuda backend")
+    assert figure["layout"]["title"]["text"] == "Latency staircase · NVIDIA H200, cuda backend"
+    assert figure["layout"]["xaxis"]["type"] == "log"
+
+
+def test_an_untimed_or_single_point_sweep_draws_nothing():
+    lab = find_lab("pointer-chase")
+    assert sweep_figure(lab.spec.sweep, _timed(lab, [1e-4, 0, 0]), "x") is None
