@@ -48,11 +48,7 @@ HTTP = {
     ("GET", "/lti/jwks/"): (200, 200, 200, 200, 200),  # public, as LTI needs: the tool's public keys
     ("POST", "/lti/launch/"): (400, 400, 400, 400, 400),  # public, and refused without a signed id_token
     ("POST", "/api/submissions/{run}/profile"): (409, 404, 409, 409, 401),  # 409: a sim run has no profile
-    ("GET", "/courses/"): (200, 200, 200, 200, LOGIN),
-    ("GET", "/authoring/"): (403, 403, 200, 200, LOGIN),
-    ("GET", "/lti/jwks/"): (200, 200, 200, 200, 200),
     ("GET", "/lti/login/"): (400, 400, 400, 400, 400),
-    ("POST", "/lti/launch/"): (400, 400, 400, 400, 400),
     ("GET", "/admin/"): (ADMIN_LOGIN, ADMIN_LOGIN, 200, 200, ADMIN_LOGIN),
     ("GET", "/admin/labs/submission/"): (ADMIN_LOGIN, ADMIN_LOGIN, 403, 200, ADMIN_LOGIN),
     ("GET", "/admin/auth/user/"): (ADMIN_LOGIN, ADMIN_LOGIN, 403, 200, ADMIN_LOGIN),
