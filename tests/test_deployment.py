@@ -20,8 +20,16 @@ PRODUCTION = {
 }
 
 
+# set by the browser tests in this same pytest process; a deployment never has it
+LEAKED_FROM_TESTS = {"DJANGO_ALLOW_ASYNC_UNSAFE"}
+
+
 def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if k not in PRODUCTION and not k.startswith("SECURE_")}
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in PRODUCTION and k not in LEAKED_FROM_TESTS and not k.startswith("SECURE_")
+    }
     return subprocess.run(
         [sys.executable, "manage.py", *args], cwd=ROOT, env=clean | env, capture_output=True, text=True, timeout=120
     )

@@ -19,6 +19,7 @@ from tests.labs.factories import client_for
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 
 H200 = calibrate.ANCHORS["NVIDIA H200"]
+FP32_TFLOPS = H200["fp32_flops"] / 1e12
 
 
 @pytest.fixture
@@ -63,10 +64,11 @@ def test_staff_see_each_live_worker_with_its_ceilings_as_a_share_of_the_anchors(
     page = response.content.decode()
     healthy = _worker_html(page, "gpuh200fulla")
     assert "serving" in healthy and "NVIDIA H200" in healthy and "gpu.h200.full" in healthy
-    assert re.search(r"FP32</td>\s*<td>60.6 TFLOP/s</td>\s*<td>100%</td>", healthy)
+    assert re.search(rf"FP32</td>\s*<td>{FP32_TFLOPS:.1f} TFLOP/s</td>\s*<td>100%</td>", healthy)
     assert re.search(r"copy</td>\s*<td>4.27 TB/s</td>\s*<td>100%</td>", healthy)
     unhealthy = _worker_html(page, "gpuh200fullb")
-    assert "· out of service" in unhealthy and re.search(r"FP32</td>\s*<td>53.3 TFLOP/s</td>\s*<td>88%</td>", unhealthy)
+    assert "· out of service" in unhealthy
+    assert re.search(rf"FP32</td>\s*<td>{0.88 * FP32_TFLOPS:.1f} TFLOP/s</td>\s*<td>88%</td>", unhealthy)
     assert "FP32 FMA rate:" in unhealthy and "12.0% under the anchor" in unhealthy
     assert "The simulator measures no ceilings." in _worker_html(page, "simc")
 

@@ -16,8 +16,12 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.integration]
 
 CASES = {case.name: case for case in find_lab("vector-add").cases}
 
-# Still importing when its worker is killed.
-SLOW_BUT_CORRECT = "import time\ntime.sleep(4)\n\n" + CASES["reference-numba"].source
+# Still running in the simulator when its worker is killed: every simulated thread waits at 30 barriers
+# (a kernel file runs nothing at import, so the delay has to be in the kernel).
+SLOW_BUT_CORRECT = CASES["reference-numba"].source.replace(
+    "    i = cuda.grid(1)\n", "    i = cuda.grid(1)\n    for _ in range(30):\n        cuda.syncthreads()\n"
+)
+assert CASES["reference-numba"].source != SLOW_BUT_CORRECT
 
 
 def test_a_job_whose_worker_is_killed_is_run_again_by_another_worker(alice, labs_loaded, django_db_setup):
