@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a scri
 
 from gpu_worker.cli import make_job
 from gpu_worker.engine import run_job
-from gpu_worker.labspec import find_lab
+from gpu_worker.exercise.labspec import find_lab
 
 
 def main() -> None:

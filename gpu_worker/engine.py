@@ -27,17 +27,20 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from gpu_worker import analysis, checker, goals, profiling, sandbox, spare, uid_pool, wire
+from gpu_worker import profiling
 from gpu_worker.backends import device_name
+from gpu_worker.exercise import checker, goals
+from gpu_worker.exercise.formula import FormulaError, array_value
+from gpu_worker.exercise.inputs import input_arrays, job_seed, shape_of
+from gpu_worker.exercise.launch import LaunchRejected, resolve_launch
+from gpu_worker.figures import analysis
 from gpu_worker.figures.sweep import sweep_figure
-from gpu_worker.formula import FormulaError, array_value
-from gpu_worker.gpu_lock import open_worker_lock_fd
-from gpu_worker.gpu_report import GpuReport, load_ceilings
-from gpu_worker.inputs import input_arrays, job_seed, shape_of
-from gpu_worker.launch import LaunchRejected, resolve_launch
-from gpu_worker.message_budget import RESULT_BYTES, Budget, OverBudget
+from gpu_worker.isolation import sandbox, spare, uid_pool, wire
+from gpu_worker.isolation.message_budget import RESULT_BYTES, Budget, OverBudget
+from gpu_worker.isolation.wire import WireError, WireOverflow
+from gpu_worker.measurement.gpu_lock import open_worker_lock_fd
+from gpu_worker.measurement.gpu_report import GpuReport, load_ceilings
 from gpu_worker.protocol import MAX_SOURCE_BYTES, CheckInfo, CompileInfo, Diagnostic, Event, Job, Limits, Result
-from gpu_worker.wire import WireError, WireOverflow
 
 FIRST_SEQ = 2
 FINAL_TYPES = frozenset({"finished", "not_run", "compile_error", "rejected", "runtime_error", "error"})
@@ -266,7 +269,7 @@ def _verdict(state: _State, run: sandbox.SandboxRun, runs: list[dict[str, Any]],
 def run_job(job: Job, emit: Emit, backend: str = "sim", *, module_rules: bool = True) -> Result:
     """Run one job to its verdict, emitting events along the way; never raises for the learner's faults.
 
-    A root worker leases the job's uid first (gpu_worker.uid_pool): the job runs as it and the result names it.
+    A root worker leases the job's uid first (`isolation.uid_pool`): the job runs as it and the result names it.
     `module_rules=False` lets a CUDA Python module run code at import (`backends.module_rules` off): only
     the sandbox's tests ask for it, to put hostile code in front of the sandbox's walls.
     """
@@ -521,7 +524,7 @@ def start_first_spare(backend: str) -> bool:
 
 
 def _take_spare(backend: str, limits: Limits, extra: int) -> spare.Spare | None:
-    """The ready spare for this job (see `gpu_worker.spare`), and the next one started; None: start cold."""
+    """The ready spare for this job (see `gpu_worker.isolation.spare`), and the next one started; None: start cold."""
     if not spare.enabled():
         return None
     warm = spare.take(backend, limits, extra)

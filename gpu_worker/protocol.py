@@ -42,7 +42,7 @@ EventType = Literal[
     "timing",
     "metrics",
     "figure",
-    "memory",  # sectors per request and bank conflicts from the simulator's trace (gpu_worker.memtrace)
+    "memory",  # sectors per request and bank conflicts from the simulator's trace (gpu_worker.science.memtrace)
     "profile",  # Nsight Compute's counters for the largest size, in words (gpu_worker.profiling)
     "log",
     "done",
@@ -125,7 +125,7 @@ GoalMetric = Literal[
 
 
 class GoalSpec(Model):
-    """What "done" means beyond correct: one measured figure against a target (judged by `gpu_worker.goals`).
+    """What "done" means beyond correct: one measured figure against a target (judged by `gpu_worker.exercise.goals`).
 
     `sectors_per_request` (at most: the worst global load or store site, simulator) and `bank_conflict_ways`
     (at most: the worst shared-memory site, simulator), `lanes_per_request` (at least: the site whose warps ran
@@ -182,7 +182,7 @@ class Harness(Model):
 
 
 class Limits(Model):
-    """A run's resources; `gpus` is how many GPUs one run needs (gpu_worker.placement)."""
+    """A run's resources; `gpus` is how many GPUs one run needs (gpu_worker.isolation.placement)."""
 
     wall_seconds: float = 30.0
     cpu_seconds: int = 60
@@ -301,7 +301,7 @@ class Result(Model):
     timing: dict[str, Any] | None = None
     metrics: dict[str, Any] | None = None
     occupancy: dict[str, Any] | None = None
-    memory: dict[str, Any] | None = None  # a gpu_worker.memtrace_report.MemoryReport, from the sim backend
+    memory: dict[str, Any] | None = None  # a gpu_worker.science.memtrace_report.MemoryReport, from the sim backend
     profile: dict[str, Any] | None = None  # Nsight Compute's facts (gpu_worker.profiling), cuda backend only
     figures: list[dict[str, Any]] = Field(default_factory=list)
     sandbox: dict[str, Any] = Field(default_factory=dict)
@@ -309,5 +309,7 @@ class Result(Model):
     output: str = ""  # what the learner's code printed, capped
     output_truncated: bool = False
     elapsed_seconds: float | None = None
-    goals: list[dict[str, Any]] = Field(default_factory=list)  # gpu_worker.goals.GoalResult, judged on this backend
+    goals: list[dict[str, Any]] = Field(
+        default_factory=list
+    )  # gpu_worker.exercise.goals.GoalResult, judged on this backend
     goals_met: bool | None = None  # None: no goal could be judged on this backend

@@ -27,7 +27,9 @@ class WorkerSettings(BaseSettings):
     )
     backend: Literal["sim", "cuda"] = "sim"
     pool: str = "sim"  # "sim", or a GPU pool such as "h200.full" or "h200.mps30"
-    gpus: int = Field(default=1, ge=1)  # GPUs this worker owns (gpu_worker.placement), with CUDA_VISIBLE_DEVICES
+    gpus: int = Field(
+        default=1, ge=1
+    )  # GPUs this worker owns (gpu_worker.isolation.placement), with CUDA_VISIBLE_DEVICES
     # What this worker's slice is, as the fleet planner exported it: mps and timeslice share the GPU,
     # so every timing taken there is flagged "shared GPU: indicative". Empty: not said (a whole GPU).
     slice_kind: Literal["", "full", "mig", "mps", "timeslice"] = ""

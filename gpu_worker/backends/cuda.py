@@ -3,7 +3,7 @@
 - CUDA C++ goes through CuPy's `RawModule` (NVRTC, `-lineinfo --std=c++17`;
   CuPy itself adds `-arch=sm_XY` of the device and builds a cubin). CuPy's
   kernel cache is a fresh folder in the job's private /tmp, seeded with the
-  harness's own kernels (`gpu_worker.kernel_cache`), so no learner's binary is
+  harness's own kernels (`gpu_worker.measurement.kernel_cache`), so no learner's binary is
   ever loaded for another's job.
   NVRTC's log is turned into diagnostics at lines and columns of the learner's
   own file (the same parser as nvcc's).
@@ -19,7 +19,7 @@
   synchronisation after the launch and leaves the CUDA context unusable: the
   backend reports `runtime_error` naming the error, and the child ends; the
   next job gets a fresh process and context.
-- `time` measures the last launched size with `gpu_worker.timing` under the
+- `time` measures the last launched size with `gpu_worker.measurement.timing` under the
   per-GPU lock; `occupancy` asks the driver and the offline calculator.
 
 The child only ever uses CuPy for copies, memsets and the learner's kernel, so
@@ -41,12 +41,12 @@ import numpy
 if not hasattr(numpy, "row_stack"):  # numba 0.68 still calls numpy.row_stack, gone in NumPy 2.5
     numpy.row_stack = numpy.vstack  # type: ignore[attr-defined]
 
-from gpu_worker import kernel_cache, timing  # noqa: E402
 from gpu_worker.backends import device_check, nvcc  # noqa: E402
 from gpu_worker.backends.base import Backend, Compiled, LearnerError  # noqa: E402
 from gpu_worker.backends.device_check import CheckSpec  # noqa: E402
-from gpu_worker.device_info import Nvml  # noqa: E402
-from gpu_worker.launch import LaunchConfig  # noqa: E402
+from gpu_worker.exercise.launch import LaunchConfig  # noqa: E402
+from gpu_worker.measurement import kernel_cache, timing  # noqa: E402
+from gpu_worker.measurement.device_info import Nvml  # noqa: E402
 from gpu_worker.protocol import ArgSpec, CheckInfo, CompileInfo, Diagnostic, Language  # noqa: E402
 
 NVRTC_OPTIONS = ("--std=c++17", "-lineinfo")
@@ -151,7 +151,7 @@ class CudaBackend(Backend):
 
         self.cp = cupy
         self.device_id = cupy.cuda.Device().id
-        from gpu_worker.device_info import cuda_device_identity
+        from gpu_worker.measurement.device_info import cuda_device_identity
 
         props, self.uuid, self.nvml = cuda_device_identity(self.device_id)
         self.props = props
@@ -312,8 +312,8 @@ class CudaBackend(Backend):
         With `timed` (host argument lists made from fresh seeds) and `check`, the timed launches run on
         those inputs under a `LaunchGuard`, and the summary's `checks` judge what the timed launches left.
         """
-        from gpu_worker.gpu_lock import timing_lock
-        from gpu_worker.launch_guard import LaunchGuard
+        from gpu_worker.measurement.gpu_lock import timing_lock
+        from gpu_worker.measurement.launch_guard import LaunchGuard
 
         if self._last is None:
             raise RuntimeError("time() before launch()")
@@ -365,7 +365,7 @@ class CudaBackend(Backend):
         max_warps = self.props["maxThreadsPerMultiProcessor"] // 32
         out["driver_occupancy"] = int(driver_blocks) * -(-threads // 32) / max_warps
         try:
-            from gpu_worker.occupancy import occupancy_from_kernel_attrs
+            from gpu_worker.science.occupancy import occupancy_from_kernel_attrs
 
             offline = occupancy_from_kernel_attrs(self.arch, config.block, attrs, dyn)
             out["offline"] = offline.model_dump()

@@ -70,7 +70,7 @@ def signature(types_spec: list[list[Any]]) -> tuple:
 
 def analyse(source_path: Path, entry: str, types_spec: list[list[Any]], cc: tuple[int, int] = CC) -> dict[str, Any]:
     from gpu_worker.backends import ptxas, sass
-    from gpu_worker.diagnostics import from_exception, from_numba_error
+    from gpu_worker.exercise.diagnostics import from_exception, from_numba_error
     from gpu_worker.protocol import CompileInfo
 
     try:
@@ -159,7 +159,7 @@ def ptx_with_max_registers(ptx: str, symbol: str, max_registers: int) -> str:
 def _import_error(exc: BaseException, source_path: Path) -> dict[str, Any]:
     """How the learner's import failed, as data the other side turns back into a verdict."""
     from gpu_worker.backends.learner_module import ModuleRuleError
-    from gpu_worker.diagnostics import from_exception, from_syntax_error
+    from gpu_worker.exercise.diagnostics import from_exception, from_syntax_error
 
     if isinstance(exc, SyntaxError):
         return {"verdict": "compile_error", "diagnostic": from_syntax_error(exc).model_dump()}

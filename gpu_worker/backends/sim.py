@@ -23,8 +23,8 @@ from typing import Any
 from gpu_worker.backends import SIM_DEVICE, compile_server, nvcc, ptxas, sass
 from gpu_worker.backends.base import Backend, Compiled, LearnerError
 from gpu_worker.backends.learner_module import ModuleRuleError, import_learner_module
-from gpu_worker.diagnostics import exception_text, from_exception, from_syntax_error, learner_line
-from gpu_worker.launch import LaunchConfig
+from gpu_worker.exercise.diagnostics import exception_text, from_exception, from_syntax_error, learner_line
+from gpu_worker.exercise.launch import LaunchConfig
 from gpu_worker.protocol import ArgSpec, CompileInfo, Diagnostic, Language
 
 NOT_RUN = "CUDA C++ is compiled and analysed on the simulator backend, not run; it runs on a GPU worker"
@@ -124,7 +124,7 @@ class SimBackend(Backend):
             if self._memory_report is None and not self._traced:
                 # The first launch runs under the memory tracer: it is also the checked launch, so
                 # coalescing and bank conflicts cost one traced run, not a second launch.
-                from gpu_worker.memtrace import analyse_launch
+                from gpu_worker.science.memtrace import analyse_launch
 
                 self._traced = True
                 report = analyse_launch(handle, config.grid, config.block, args, path, shared_bytes=config.shared_bytes)

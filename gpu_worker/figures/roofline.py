@@ -17,10 +17,10 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from gpu_worker.datasheets import Datasheet
 from gpu_worker.figures.text import si, title, top_margin
-from gpu_worker.metrics import Ceilings
 from gpu_worker.protocol import RooflinePoint
+from gpu_worker.science.datasheets import Datasheet
+from gpu_worker.science.metrics import Ceilings
 
 INTENSITY_RANGE = (1e-2, 1e4)
 

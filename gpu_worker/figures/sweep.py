@@ -16,7 +16,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from gpu_worker.formula import number_value
+from gpu_worker.exercise.formula import number_value
 from gpu_worker.protocol import SweepSpec
 
 

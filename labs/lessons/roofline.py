@@ -13,7 +13,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from gpu_worker.datasheets import DATASHEETS
+from gpu_worker.science.datasheets import DATASHEETS
 from labs.lessons.registry import LessonContext, lesson_figure
 
 X_RANGE = (1e-2, 1e3)

@@ -1,7 +1,7 @@
 """Module 2's figures: sectors per warp request against stride, and bank-conflict ways against padding.
 
 Both are computed from the hardware's rules, the same rules the simulator's
-memory trace applies (`gpu_worker.memtrace_report`): global memory moves
+memory trace applies (`gpu_worker.science.memtrace_report`): global memory moves
 32-byte sectors; shared memory has 32 banks of 4-byte words. They are models,
 labelled so; the exercises measure the learner's own kernel against them.
 """
@@ -14,7 +14,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from gpu_worker.memtrace_report import BANKS, SECTOR_BYTES, WARP_SIZE
+from gpu_worker.science.memtrace_report import BANKS, SECTOR_BYTES, WARP_SIZE
 from labs.lessons.registry import LessonContext, lesson_figure, source_note
 
 MODEL_NOTE = "computed from the 32-byte sector and 32-bank rules (a model, not a measurement)"

@@ -10,9 +10,10 @@ import datetime as dt
 import pytest
 from django.conf import settings as django_settings
 
-from gpu_worker import calibrate, heartbeat, preflight
-from gpu_worker.heartbeat import Heart
+from gpu_worker.measurement import calibrate
 from gpu_worker.settings import WorkerSettings
+from gpu_worker.worker import heartbeat, preflight
+from gpu_worker.worker.heartbeat import Heart
 
 pytestmark = pytest.mark.integration
 H200 = calibrate.ANCHORS["NVIDIA H200"]

@@ -2,12 +2,12 @@
 
 from engine_factories import alices_job, module_with, run
 
-from gpu_worker import analysis
 from gpu_worker.backends import SIM_DEVICE
-from gpu_worker.datasheets import DATASHEETS
+from gpu_worker.figures import analysis
 from gpu_worker.figures.roofline import roofline_figure
-from gpu_worker.metrics import Ceilings
 from gpu_worker.protocol import Job, RooflinePoint, WorkSpec
+from gpu_worker.science.datasheets import DATASHEETS
+from gpu_worker.science.metrics import Ceilings
 
 H200 = Ceilings(source="measured on an H200", copy_bandwidth=4.27e12, fp32=60.6e12)
 DEVICE = "NVIDIA H200"

@@ -5,9 +5,9 @@ The metrics are `work_metrics` over stated times, as the cuda backend computes t
 
 from __future__ import annotations
 
+from gpu_worker.exercise.labspec import find_lab
 from gpu_worker.figures.sweep import sweep_figure, sweep_points
-from gpu_worker.labspec import find_lab
-from gpu_worker.metrics import work_metrics
+from gpu_worker.science.metrics import work_metrics
 
 
 def _timed(lab, seconds: list[float]) -> dict[int, dict]:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel
 
-from gpu_worker.formula import number_value
+from gpu_worker.exercise.formula import number_value
 from gpu_worker.protocol import WorkSpec
 
 # Timing noise lets a kernel at its roof read a little above it; beyond this it is not physics.

@@ -1,6 +1,6 @@
 """Turn traced memory accesses into a per-line report in plain words: sectors per request and bank conflicts.
 
-`gpu_worker.memtrace` records every global and shared-memory access of a
+`gpu_worker.science.memtrace` records every global and shared-memory access of a
 simulated launch; this module groups them into warp requests and values each
 one the way the hardware would:
 

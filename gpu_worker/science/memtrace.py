@@ -13,7 +13,7 @@ record each element access: the thread's block and warp (`thread_id // 32`),
 the load or store instruction of the learner's file that made it (code object
 and bytecode offset, so `a[i] + b[i]` is two instructions), the k-th time that
 thread ran it, and the byte address from the array's strides.
-`gpu_worker.memtrace_report` then groups the accesses into warp requests and
+`gpu_worker.science.memtrace_report` then groups the accesses into warp requests and
 counts sectors and bank-conflict ways.
 
 The simulator keys shared arrays by source line, so two `cuda.shared.array`
@@ -59,8 +59,8 @@ from numba.cuda.simulator import kernel as sim_kernel
 from numba.cuda.simulator import kernelapi as sim_kernelapi
 from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray, FakeWithinKernelCUDAArray
 
-from gpu_worker.memtrace_report import Access, MemoryReport, Site, Space, TracedAccess, build_report
 from gpu_worker.protocol import Event
+from gpu_worker.science.memtrace_report import Access, MemoryReport, Site, Space, TracedAccess, build_report
 
 __all__ = ["MemoryReport", "MemoryTracer", "analyse_launch", "memory_event"]
 

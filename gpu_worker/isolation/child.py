@@ -1,8 +1,8 @@
 """The sandboxed child: compile the learner's kernel, run it on fresh inputs, send the outputs back.
 
-Started by `gpu_worker.sandbox` as `python -m gpu_worker.child REQUEST_FD MESSAGE_FD`.
+Started by `gpu_worker.isolation.sandbox` as `python -m gpu_worker.isolation.child REQUEST_FD MESSAGE_FD`.
 It reads the request (plain JSON) from one pipe, switches to uid 65534 when
-started as root, and writes messages to the other pipe (see `gpu_worker.wire`):
+started as root, and writes messages to the other pipe (see `gpu_worker.isolation.wire`):
 `hello`, then `compiled` or a verdict (`compile_error`, `rejected`,
 `runtime_error`), then one `outputs` per size (with the output arrays), then
 `not_run` or `finished` (on the GPU, after a `listing` with PTX and SASS for
@@ -18,7 +18,7 @@ itself, so a forged message can at worst fail the learner's own job. Copies of
 this process made by a learner's `fork` exit at once instead of talking.
 
 Started as `... REQUEST_FD MESSAGE_FD --spare BACKEND CPU_SECONDS` it is a
-spare (see `gpu_worker.spare`): it imports its backend first, sends `ready`,
+spare (see `gpu_worker.isolation.spare`): it imports its backend first, sends `ready`,
 and only then blocks reading the request.
 """
 
@@ -35,7 +35,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from gpu_worker.wire import MessageWriter
+from gpu_worker.isolation.wire import MessageWriter
 
 
 def _read_request(fd: int) -> dict[str, Any]:
@@ -49,7 +49,7 @@ def _read_request(fd: int) -> dict[str, Any]:
 def _drop_privileges(uid: int | None, gid: int | None) -> None:
     if uid is None or os.getuid() != 0:
         return
-    from gpu_worker import kernel_cache
+    from gpu_worker.measurement import kernel_cache
 
     kernel_cache.give_to(uid, gid or uid)  # a spare's CuPy cache, made as root before the job
     os.setgroups([])
@@ -88,8 +88,8 @@ class _Child:
     def run(self) -> None:
         from gpu_worker.backends import get_backend
         from gpu_worker.backends.base import LearnerError
-        from gpu_worker.inputs import make_arguments
-        from gpu_worker.launch import LaunchConfig
+        from gpu_worker.exercise.inputs import make_arguments
+        from gpu_worker.exercise.launch import LaunchConfig
         from gpu_worker.protocol import ArgSpec
 
         request = self.request
@@ -175,7 +175,7 @@ def _check_spec(request: dict[str, Any], args: list[Any], run: dict[str, Any]) -
 
 def _gpu_lock(backend: Any) -> contextlib.AbstractContextManager[float]:
     """The per-GPU lock around a profiled launch, so no timed run shares the GPU with the profiler's replays."""
-    from gpu_worker.gpu_lock import timing_lock
+    from gpu_worker.measurement.gpu_lock import timing_lock
 
     uuid = getattr(backend, "uuid", None)
     return timing_lock(uuid) if uuid else contextlib.nullcontext(0.0)
@@ -188,21 +188,21 @@ def _warm_up(backend: str) -> str:
     real fault; the worker logs the spare's problem, which would otherwise go unseen.
     """
     import gpu_worker.backends.base  # noqa: F401
-    import gpu_worker.inputs  # noqa: F401
-    import gpu_worker.launch  # noqa: F401
+    import gpu_worker.exercise.inputs  # noqa: F401
+    import gpu_worker.exercise.launch  # noqa: F401
     import gpu_worker.protocol  # noqa: F401
 
     if backend == "sim":
         import numba.cuda  # noqa: F401  # the simulator (the sandbox sets NUMBA_ENABLE_CUDASIM)
 
         import gpu_worker.backends.sim  # noqa: F401
-        import gpu_worker.memtrace  # noqa: F401
+        import gpu_worker.science.memtrace  # noqa: F401
         from gpu_worker.backends import compile_server
 
         compile_server.start_spare()  # the real compiler, warm, in a process of its own
     elif backend == "cuda":
         try:
-            from gpu_worker import kernel_cache
+            from gpu_worker.measurement import kernel_cache
 
             kernel_cache.prepare()  # before CuPy is imported: its cache backend is built once per process
             import gpu_worker.backends.cuda  # noqa: F401
@@ -212,7 +212,7 @@ def _warm_up(backend: str) -> str:
             import cupy
 
             cupy.cuda.runtime.free(0)  # creates the device's primary context
-            from gpu_worker.timing import compile_harness
+            from gpu_worker.measurement.timing import compile_harness
 
             compile_harness(cupy)  # our own kernel, before any learner's code is in this process
         except Exception as exc:
@@ -237,7 +237,7 @@ def main(argv: list[str]) -> int:
     os.set_inheritable(message_fd, False)  # compilers and learners' subprocesses do not get it
     writer = MessageWriter(message_fd)
     try:
-        if argv[2:3] == ["--spare"]:  # a spare (gpu_worker.spare): warm up, then wait for the request
+        if argv[2:3] == ["--spare"]:  # a spare (gpu_worker.isolation.spare): warm up, then wait for the request
             _become_spare(argv[3:], writer)
         request = _read_request(request_fd)
         if request.get("gpu_lock_fd") is not None:  # the worker's per-GPU timing lock, inherited (gpu_lock.py)

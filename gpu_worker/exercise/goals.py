@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from gpu_worker.formula import number_value
+from gpu_worker.exercise.formula import number_value
 from gpu_worker.protocol import GoalSpec, WorkSpec
 
 #: Which backends measure each figure.

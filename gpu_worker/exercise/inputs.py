@@ -15,7 +15,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from gpu_worker.formula import size_value
+from gpu_worker.exercise.formula import size_value
 from gpu_worker.protocol import ArgSpec
 
 INT_SENTINEL = {"int32": -0x5A5A5A5A, "int64": -0x5A5A5A5A5A5A5A5A, "uint32": 0xA5A5A5A5}

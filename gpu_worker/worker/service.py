@@ -5,8 +5,8 @@ they are stored and broadcast on the submission's channel-layer group; the
 final event travels with the result (`labs.record_result`) so that a viewer who
 is told `done` can already read the stored result. Nothing here imports Django.
 
-Each worker publishes a heartbeat (`gpu_worker.heartbeat`) from start to stop.
-A cuda worker calibrates before it consumes anything (`gpu_worker.preflight`):
+Each worker publishes a heartbeat (`gpu_worker.worker.heartbeat`) from start to stop.
+A cuda worker calibrates before it consumes anything (`gpu_worker.worker.preflight`):
 an unhealthy slice stays out of service, measuring again every
 `recalibrate_seconds`, until it is healthy; a sim worker serves at once.
 """
@@ -26,10 +26,11 @@ from celery.signals import worker_process_init
 from celery.utils.nodenames import host_format
 from pydantic import ValidationError
 
-from gpu_worker import heartbeat, placement, preflight, spare
-from gpu_worker.heartbeat import Heart
+from gpu_worker.isolation import placement, spare
 from gpu_worker.protocol import Event, Job, Result
 from gpu_worker.settings import WorkerSettings
+from gpu_worker.worker import heartbeat, preflight
+from gpu_worker.worker.heartbeat import Heart
 
 log = logging.getLogger(__name__)
 settings = WorkerSettings()
@@ -93,7 +94,7 @@ def _start_first_spare(**_: Any) -> None:
     """In the pool process, before it takes a task: the first job finds a spare too.
 
     The pool process runs its tasks on this same (main) thread, which the spare's
-    `--die-with-parent` needs (see `gpu_worker.spare`).
+    `--die-with-parent` needs (see `gpu_worker.isolation.spare`).
     """
     from gpu_worker.engine import start_first_spare
 
@@ -194,7 +195,7 @@ def _leave(signum: int, frame: Any) -> None:
 
 def _gpu_probe(uuid: str | None) -> Callable[[], dict[str, Any]]:
     """The heartbeat's GPU-state reader: one NVML handle, found by the calibrated UUID, read at every beat."""
-    from gpu_worker.device_info import Nvml, live_state
+    from gpu_worker.measurement.device_info import Nvml, live_state
 
     nvml = Nvml(uuid=uuid)
     return lambda: live_state(nvml)

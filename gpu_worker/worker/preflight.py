@@ -3,7 +3,7 @@
 Calibration runs `python -m gpu_worker calibrate --json --warm-kernel-cache` in
 a subprocess, so that the worker process, which the Celery pool forks, never
 creates a CUDA context; the same child fills the jobs' kernel-cache seed
-(`gpu_worker.kernel_cache`). The cached document of this GPU and driver answers when it is younger
+(`gpu_worker.measurement.kernel_cache`). The cached document of this GPU and driver answers when it is younger
 than `calibration_max_age` and healthy; otherwise the slice is measured now, and
 a reading under the health rule is measured once more, after `remeasure_pause_seconds`
 idle, before it counts.
@@ -21,9 +21,9 @@ import sys
 import time
 from typing import Any
 
-from gpu_worker import heartbeat
-from gpu_worker.heartbeat import Heart, Status
 from gpu_worker.settings import WorkerSettings
+from gpu_worker.worker import heartbeat
+from gpu_worker.worker.heartbeat import Heart, Status
 
 
 def _calibrate_once(

@@ -10,7 +10,7 @@ starts, reports it as the job's, and gives it back after the sandbox has
 stopped every process of the job; the child never chooses or reports it.
 
 A worker that is not root has one uid of its own; bwrap's user namespace maps
-it to nobody and the job's cgroup (gpu_worker.cgroups) bounds its processes.
+it to nobody and the job's cgroup (gpu_worker.isolation.cgroups) bounds its processes.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Statistics of kernel timings: robust summaries, confidence intervals and the stopping rule.
 
-Pure Python and NumPy, no GPU: the timing harness (`gpu_worker.timing`) feeds it
+Pure Python and NumPy, no GPU: the timing harness (`gpu_worker.measurement.timing`) feeds it
 samples in milliseconds and asks two questions after each batch: "is the
 estimate of the median tight enough to stop?" and "which samples were taken
 while the SM clock was too low to count?". Everything here is deterministic

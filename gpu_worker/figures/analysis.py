@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from gpu_worker.datasheets import datasheet_for
 from gpu_worker.figures.occupancy import occupancy_figures
 from gpu_worker.figures.roofline import bandwidth_figure, roofline_figure
-from gpu_worker.metrics import Ceilings, work_metrics
-from gpu_worker.occupancy import occupancy
 from gpu_worker.protocol import CompileInfo, RooflinePoint, WorkSpec
+from gpu_worker.science.datasheets import datasheet_for
+from gpu_worker.science.metrics import Ceilings, work_metrics
+from gpu_worker.science.occupancy import occupancy
 
 # The simulator analyses kernels for the GPU this lab's workers have: an H200 (sm_90).
 SIM_TARGET = "NVIDIA H200"

@@ -31,8 +31,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpu_worker import stats
-from gpu_worker.device_info import SERIOUS_REASONS, Nvml
+from gpu_worker.measurement import stats
+from gpu_worker.measurement.device_info import SERIOUS_REASONS, Nvml
 
 Launch = Callable[[Any], None]  # enqueue one launch on the given cupy.cuda.Stream
 
@@ -89,7 +89,7 @@ extern "C" __global__ void warplab_hold(volatile int* flag, unsigned long long t
 
 def compile_harness(cp: Any) -> None:
     """Compile the harness's own kernels now (CuPy memoizes them per process): a spare does it before its job."""
-    from gpu_worker.launch_guard import fingerprint_kernel
+    from gpu_worker.measurement.launch_guard import fingerprint_kernel
 
     _ = cp.RawKernel(HOLD_SOURCE, "warplab_hold").kernel
     _ = fingerprint_kernel(cp).kernel

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gpu_worker.formula import FormulaError, size_value
+from gpu_worker.exercise.formula import FormulaError, size_value
 from gpu_worker.protocol import LaunchSpec
 
 

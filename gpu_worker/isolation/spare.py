@@ -2,7 +2,7 @@
 
 A fresh child costs its imports (Python, NumPy, Numba; on a GPU CuPy and a
 CUDA context, about 1.3 s on an H200). A spare is started exactly like a cold
-child (bwrap, the uid switch, rlimits, a private /tmp; see `gpu_worker.sandbox`)
+child (bwrap, the uid switch, rlimits, a private /tmp; see `gpu_worker.isolation.sandbox`)
 but with `--spare`: it imports its backend, sends `ready` on its message pipe
 and blocks reading its request. `run_job` takes it instead of starting a child
 and at once starts the next spare, so the next job finds one ready. A spare
@@ -23,7 +23,7 @@ would sit in the pipe and count, as a cold child's would).
 
 Switch: `WARPLAB_SPARE_SANDBOX=0` disables spares, `=1` enables them; without
 the variable they are off unless the process calls `set_default(True)`, which
-the Celery worker does (`gpu_worker.service`); the command line stays cold.
+the Celery worker does (`gpu_worker.worker.service`); the command line stays cold.
 
 Spares belong to the process that started them, the one that runs the jobs
 (in Celery's prefork pool a child process: the first cuda spare is started
@@ -47,8 +47,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from gpu_worker import sandbox
-from gpu_worker.gpu_lock import open_worker_lock_fd
+from gpu_worker.isolation import sandbox
+from gpu_worker.measurement.gpu_lock import open_worker_lock_fd
 from gpu_worker.protocol import Limits
 
 log = logging.getLogger(__name__)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from gpu_worker.inputs import poison_value
+from gpu_worker.exercise.inputs import poison_value
 from gpu_worker.protocol import CheckInfo, Mismatch, Tolerance
 
 MAX_MISMATCHES = 10

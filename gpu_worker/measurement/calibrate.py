@@ -2,7 +2,7 @@
 
 Rooflines and "% of peak" use what this slice actually does, not datasheet
 numbers. At start-up a worker measures five ceilings with small kernels of
-its own, timed by `gpu_worker.timing`:
+its own, timed by `gpu_worker.measurement.timing`:
 
 - device-to-device copy (cudaMemcpyAsync, 1 GiB), counting bytes read + written;
 - HBM read (a read-only float4 reduction over 2 GiB);
@@ -22,7 +22,7 @@ a bandwidth anchor, or whose FP32 or tensor rate is under its band of the chip's
 peak at the clock NVML read while it ran (`CLOCK_BANDS`), calls itself
 unhealthy and should take itself out of service. Each compute ceiling records
 its clock, power draw and throttle reasons.
-`python -m gpu_worker calibrate` (or `python -m gpu_worker.calibrate`) prints them.
+`python -m gpu_worker calibrate` (or `python -m gpu_worker.measurement.calibrate`) prints them.
 """
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpu_worker import stats
-from gpu_worker.device_info import DeviceFacts, Nvml, device_facts
-from gpu_worker.timing import TimingConfig, measure
+from gpu_worker.measurement import stats
+from gpu_worker.measurement.device_info import DeviceFacts, Nvml, device_facts
+from gpu_worker.measurement.timing import TimingConfig, measure
 
 CACHE_ENV = "WARPLAB_CACHE_DIR"
 
@@ -156,7 +156,7 @@ _NVML: list[Nvml] = []
 def _nvml() -> Nvml:
     """One NVML handle for this process's GPU: its SM clock is read while each ceiling's samples run."""
     if not _NVML:
-        from gpu_worker.gpu_lock import worker_gpu_uuid
+        from gpu_worker.measurement.gpu_lock import worker_gpu_uuid
 
         _NVML.append(Nvml(uuid=worker_gpu_uuid()))
     return _NVML[0]
@@ -298,7 +298,7 @@ def cache_path(facts: DeviceFacts, directory: str | None = None) -> Path:
 
 def find_cached(uuid: str | None = None, directory: str | None = None) -> dict[str, Any] | None:
     """The cached calibration of this worker's GPU and driver, found through NVML (no CUDA context), or None."""
-    from gpu_worker.gpu_lock import worker_gpu_uuid
+    from gpu_worker.measurement.gpu_lock import worker_gpu_uuid
 
     uuid = uuid or worker_gpu_uuid()
     driver = Nvml(uuid=uuid).driver_version() if uuid else None
@@ -312,10 +312,10 @@ def find_cached(uuid: str | None = None, directory: str | None = None) -> dict[s
 
 
 def metrics_ceilings(data: dict[str, Any] | None) -> Any:
-    """A calibration document as `gpu_worker.metrics.Ceilings` (None when there is none)."""
+    """A calibration document as `gpu_worker.science.metrics.Ceilings` (None when there is none)."""
     if not data:
         return None
-    from gpu_worker.metrics import Ceilings
+    from gpu_worker.science.metrics import Ceilings
 
     c = data["ceilings"]
     return Ceilings(
@@ -459,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.warm_kernel_cache:
         import cupy
 
-        from gpu_worker import kernel_cache
+        from gpu_worker.measurement import kernel_cache
 
         names = kernel_cache.warm(cupy)
         print(f"kernel cache {kernel_cache.seed_dir()}: {len(names)} file(s)", file=sys.stderr)

@@ -83,7 +83,7 @@ def give_to(uid: int, gid: int) -> None:
 
 def warm(cp: Any, folder: Path | None = None) -> list[str]:
     """Compile the harness's own kernels into the seed folder (a trusted process): the files it now holds."""
-    from gpu_worker.timing import compile_harness
+    from gpu_worker.measurement.timing import compile_harness
 
     folder = seed_dir() if folder is None else folder
     folder.mkdir(parents=True, exist_ok=True)

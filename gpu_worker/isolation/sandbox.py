@@ -11,9 +11,9 @@ dumps; a wall-clock watchdog that kills the whole process group (the PID
 namespace dies with it, taking every process of the job along).
 
 Containment over the whole job, not per process: a cgroup of its own
-(`gpu_worker.cgroups`: memory with its /tmp and page cache, processes, CPU)
+(`gpu_worker.isolation.cgroups`: memory with its /tmp and page cache, processes, CPU)
 where the worker may make one, a /tmp capped in size (bwrap's `--size`), and
-a seccomp filter (`gpu_worker.syscall_filter`: no namespaces, mounts,
+a seccomp filter (`gpu_worker.isolation.syscall_filter`: no namespaces, mounts,
 io_uring, keyrings, ptrace, bpf or perf events). The description says which
 of these the job got (`containment`, `tmp_mb`, `seccomp`).
 
@@ -22,7 +22,7 @@ namespace would only relabel root (the kernel would still see uid 0: owner
 access to root's files, and no RLIMIT_NPROC, from which root is exempt), so
 bwrap runs without one and the child itself switches with setresuid, before
 it reads anything the learner wrote, to the uid the caller leased for this
-job from `gpu_worker.uid_pool` (60000 + a slot no other running job holds:
+job from `gpu_worker.isolation.uid_pool` (60000 + a slot no other running job holds:
 no job shares RLIMIT_NPROC with another). When the worker is an unprivileged
 user, bwrap's user namespace maps it to 65534 (nobody), with
 `--disable-userns` against nested user namespaces.
@@ -52,12 +52,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpu_worker import cgroups, kernel_cache, placement, syscall_filter, uid_pool
+from gpu_worker.isolation import cgroups, placement, syscall_filter, uid_pool
+from gpu_worker.isolation.wire import MessageReader
+from gpu_worker.measurement import kernel_cache
 from gpu_worker.protocol import Limits
-from gpu_worker.wire import MessageReader
 
 NOBODY = 65534
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
 PASSED_THROUGH = (
     "CUDA_VISIBLE_DEVICES",
     "CUDA_DEVICE_ORDER",
@@ -311,7 +312,7 @@ def plan(
     read_only: Sequence[Path] = (),
     writable: Sequence[Path] = (),
     uid: int | None = None,
-    child_module: str = "gpu_worker.child",
+    child_module: str = "gpu_worker.isolation.child",
 ) -> _Plan:
     """The command line, environment, rlimits and description of the sandbox for one job.
 
@@ -504,7 +505,7 @@ def start(
     wrapper: Sequence[str] = (),
     read_only: Sequence[Path] = (),
     writable: Sequence[Path] = (),
-    child_module: str = "gpu_worker.child",
+    child_module: str = "gpu_worker.isolation.child",
 ) -> Started:
     """Start a child in its sandbox; it reads its request from the returned pipe.
 
@@ -554,12 +555,12 @@ def run_sandboxed(
     final_types: frozenset[str] = frozenset(),
     inherit_fds: tuple[int, ...] = (),  # e.g. the per-GPU timing lock (gpu_lock.py), kept open by the caller
     grace_seconds: float = 1.0,
-    spare: Started | None = None,  # a child started earlier (gpu_worker.spare) that waits for this request
+    spare: Started | None = None,  # a child started earlier (gpu_worker.isolation.spare) that waits for this request
     wrapper: Sequence[str] = (),  # a profiler the child runs under (gpu_worker.profiling); see `plan`
     read_only: Sequence[Path] = (),
     writable: Sequence[Path] = (),
-    uid: int | None = None,  # the job's uid, leased by the caller (gpu_worker.uid_pool); None: leased here
-    child_module: str = "gpu_worker.child",  # see `plan`
+    uid: int | None = None,  # the job's uid, leased by the caller (gpu_worker.isolation.uid_pool); None: leased here
+    child_module: str = "gpu_worker.isolation.child",  # see `plan`
 ) -> SandboxRun:
     """Start the child, send it `request`, pass each message to `on_message`, stop it at the wall limit.
 
@@ -568,7 +569,7 @@ def run_sandboxed(
     `final_types` the job has `grace_seconds` to end before it is killed (a
     learner's leftover background process must not hold the result back).
     Without `spare` the child is started here (a cold start). A root worker's
-    child switches to `uid` (see `gpu_worker.uid_pool`), never one it chose.
+    child switches to `uid` (see `gpu_worker.isolation.uid_pool`), never one it chose.
     """
     lease = uid_pool.lease() if uid is None and os.geteuid() == 0 else None
     try:

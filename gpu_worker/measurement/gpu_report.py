@@ -22,9 +22,9 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from gpu_worker.device_info import Nvml, descends_from
-from gpu_worker.metrics import Ceilings, work_metrics
+from gpu_worker.measurement.device_info import Nvml, descends_from
 from gpu_worker.protocol import CheckInfo, Job
+from gpu_worker.science.metrics import Ceilings, work_metrics
 
 MESSAGE_TYPES = frozenset({"timing", "occupancy"})
 SHARED_SLICE_KINDS = ("mps", "timeslice")
@@ -43,7 +43,7 @@ def shared_slice() -> bool:
 def load_ceilings() -> Ceilings | None:
     """This worker's calibrated ceilings, or None when it was never calibrated (metrics then say so)."""
     try:
-        from gpu_worker import calibrate
+        from gpu_worker.measurement import calibrate
 
         return calibrate.metrics_ceilings(calibrate.find_cached())
     except Exception:  # no NVML, no cache, a stale file: metrics without percentages
@@ -73,7 +73,7 @@ class GpuReport:
     def _sample_others(self, index: int) -> None:
         """Note the compute processes on this GPU that are neither this worker nor its sandboxes."""
         if self.nvml is None:
-            from gpu_worker.gpu_lock import worker_gpu_uuid
+            from gpu_worker.measurement.gpu_lock import worker_gpu_uuid
 
             self.nvml = Nvml(uuid=worker_gpu_uuid())
         me = os.getpid()

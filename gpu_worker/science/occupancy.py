@@ -30,7 +30,7 @@ from typing import Any, Literal, cast
 import numpy as np
 from pydantic import BaseModel, Field
 
-from gpu_worker.archs import KIB, SUPPORTED_ARCHES, AmdArch, NvidiaArch, arch_from_cc, get_arch
+from gpu_worker.science.archs import KIB, SUPPORTED_ARCHES, AmdArch, NvidiaArch, arch_from_cc, get_arch
 
 __all__ = [
     "SUPPORTED_ARCHES",

@@ -3,7 +3,7 @@
 A worker is `starting`, `calibrating` (measuring its slice's ceilings before it
 consumes anything), `serving`, or `out_of_service` (its calibration failed, or
 some ceiling is more than 10% under the anchor measured on the same kind of GPU,
-see `gpu_worker.calibrate.healthy`). `decide` turns a calibration outcome into a
+see `gpu_worker.measurement.calibrate.healthy`). `decide` turns a calibration outcome into a
 `Status`; `Heart` writes the heartbeat document as JSON to the broker's Redis at
 `<broker_prefix>warplab:worker:<name>`, with a TTL of three intervals so a dead
 worker's key goes away by itself, and deletes it on a clean stop. While the
@@ -27,7 +27,7 @@ from typing import Any
 import redis
 from celery import bootsteps
 
-from gpu_worker.calibrate import CEILING_INFO, anchors_for, healthy
+from gpu_worker.measurement.calibrate import CEILING_INFO, anchors_for, healthy
 
 log = logging.getLogger(__name__)
 

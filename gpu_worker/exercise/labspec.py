@@ -7,7 +7,7 @@ Each reference is a sample case too (`reference-<language>`): it must be accepte
 except CUDA C++ on the simulator, which compiles it but cannot run it, and it must
 meet the lab's goals. A case's `expected.yaml` may say `goals_met: false` (a
 correct but slow sample) or `true`; it is checked on each backend that judges one
-of the lab's goals (`gpu_worker.goals`).
+of the lab's goals (`gpu_worker.exercise.goals`).
 A module folder carries `module.yaml` and, optionally, `lesson.md` (its lesson page,
 rendered by the web side's `labs.lessons`). Both the web app (`sync_labs`) and the
 worker's command line read labs through this module; a bad folder fails naming
@@ -25,8 +25,8 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from gpu_worker.formula import FormulaError, check_formula
-from gpu_worker.goals import BACKENDS as GOAL_BACKENDS
+from gpu_worker.exercise.formula import FormulaError, check_formula
+from gpu_worker.exercise.goals import BACKENDS as GOAL_BACKENDS
 from gpu_worker.protocol import SOURCE_SUFFIX, ExerciseRef, GoalSpec, Harness, Language, Limits, Verdict
 
 CONTENT_ENV = "WARPLAB_CONTENT_DIR"
@@ -127,7 +127,7 @@ class Lab:
 def default_content_dir() -> Path:
     """`$WARPLAB_CONTENT_DIR`, else `labs/content` beside this package."""
     env = os.environ.get(CONTENT_ENV)
-    return Path(env) if env else Path(__file__).resolve().parent.parent / "labs" / "content"
+    return Path(env) if env else Path(__file__).resolve().parents[2] / "labs" / "content"
 
 
 def _read_yaml(path: Path) -> dict:

@@ -1,9 +1,9 @@
 """A sandboxed child that checks NCCL works inside a job's sandbox: one all-reduce over every GPU it sees.
 
-    python -m gpu_worker.nccl_child REQUEST_FD MESSAGE_FD      (started by `probe`, never by hand)
+    python -m gpu_worker.isolation.nccl_child REQUEST_FD MESSAGE_FD      (started by `probe`, never by hand)
 
-The worker side, `probe(gpus)`, starts it through `gpu_worker.sandbox` with
-`Limits(gpus=...)`, so it gets what a multi-GPU job gets (gpu_worker.placement):
+The worker side, `probe(gpus)`, starts it through `gpu_worker.isolation.sandbox` with
+`Limits(gpus=...)`, so it gets what a multi-GPU job gets (gpu_worker.isolation.placement):
 its GPUs, NCCL bootstrapping on loopback in a namespace with no network, a
 private /dev/shm. The child drives every visible GPU from one process
 (CuPy's ncclCommInitAll and grouped calls), all-reduces `size` bytes of float32
@@ -58,8 +58,8 @@ def _all_reduce(size: int, iters: int) -> dict[str, Any]:
 def main(argv: list[str]) -> int:
     import os
 
-    from gpu_worker.child import _drop_privileges, _read_request
-    from gpu_worker.wire import MessageWriter
+    from gpu_worker.isolation.child import _drop_privileges, _read_request
+    from gpu_worker.isolation.wire import MessageWriter
 
     request_fd, message_fd = int(argv[0]), int(argv[1])
     writer = MessageWriter(message_fd)
@@ -78,7 +78,7 @@ def main(argv: list[str]) -> int:
 
 def probe(gpus: int, size: int = 1 << 20, iters: int = 10, wall_seconds: float = 120.0) -> dict[str, Any]:
     """Run the child in a job's sandbox with `limits.gpus = gpus`; its `nccl` facts plus the sandbox's own."""
-    from gpu_worker import sandbox
+    from gpu_worker.isolation import sandbox
 
     found: dict[str, Any] = {}
 
@@ -93,7 +93,7 @@ def probe(gpus: int, size: int = 1 << 20, iters: int = 10, wall_seconds: float =
         "cuda",
         keep,
         final_types=frozenset({"done"}),
-        child_module="gpu_worker.nccl_child",
+        child_module="gpu_worker.isolation.nccl_child",
     )
     return {**found, "returncode": run.returncode, "timed_out": run.timed_out, "sandbox": run.info,
             "output": run.output[-4000:]}  # fmt: skip
