@@ -43,8 +43,11 @@ class WorkerSettings(BaseSettings):
     visibility_timeout: int = 900
     # The heartbeat key lives three intervals, so one missed beat does not drop the worker from the fleet.
     heartbeat_seconds: float = 10.0
-    # A cached calibration of the same GPU and driver is reused while younger than this.
+    # A cached calibration of the same GPU and driver is reused while younger than this; a healthy one
+    # older than that but younger than `calibration_serve_age` is served at once while the worker
+    # measures again in the background (a cold worker is ready in seconds, not after a calibration).
     calibration_max_age: float = 24 * 3600.0
+    calibration_serve_age: float = 7 * 24 * 3600.0
     calibration_timeout: float = 600.0  # one calibration subprocess, CUDA start-up and compilation included
     recalibrate_seconds: float = 600.0  # how often a worker out of service measures again
     remeasure_pause_seconds: float = 20.0  # idle before a low reading is measured once more (the card cools)

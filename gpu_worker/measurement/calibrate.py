@@ -39,9 +39,11 @@ from typing import Any
 
 from gpu_worker.measurement import stats
 from gpu_worker.measurement.device_info import DeviceFacts, Nvml, device_facts
+from gpu_worker.measurement.gpu_lock import GpuLock, worker_gpu_uuid
 from gpu_worker.measurement.timing import TimingConfig, measure
 
 CACHE_ENV = "WARPLAB_CACHE_DIR"
+CALIBRATION_LOCK_WAIT_S = 300.0  # a timed job holds the lock for seconds; a stuck one is the job timeout's
 
 
 @dataclass(frozen=True)
@@ -156,8 +158,6 @@ _NVML: list[Nvml] = []
 def _nvml() -> Nvml:
     """One NVML handle for this process's GPU: its SM clock is read while each ceiling's samples run."""
     if not _NVML:
-        from gpu_worker.measurement.gpu_lock import worker_gpu_uuid
-
         _NVML.append(Nvml(uuid=worker_gpu_uuid()))
     return _NVML[0]
 
@@ -298,7 +298,6 @@ def cache_path(facts: DeviceFacts, directory: str | None = None) -> Path:
 
 def find_cached(uuid: str | None = None, directory: str | None = None) -> dict[str, Any] | None:
     """The cached calibration of this worker's GPU and driver, found through NVML (no CUDA context), or None."""
-    from gpu_worker.measurement.gpu_lock import worker_gpu_uuid
 
     uuid = uuid or worker_gpu_uuid()
     driver = Nvml(uuid=uuid).driver_version() if uuid else None
@@ -367,7 +366,9 @@ def load_or_calibrate(facts: DeviceFacts | None = None, refresh: bool = False, d
                 return {**data, "from_cache": True}
         except (OSError, ValueError, KeyError):
             pass
-    data = run_calibration(facts)
+    # a worker measuring again in the background, while it serves, must not overlap a timed job
+    with GpuLock(worker_gpu_uuid() or facts.uuid).hold(timeout=CALIBRATION_LOCK_WAIT_S):
+        data = run_calibration(facts)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, indent=2))

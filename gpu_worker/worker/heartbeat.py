@@ -11,14 +11,23 @@ Celery worker runs, `bootstep` keeps it beating on the worker's own timer.
 Each beat also carries the slice's kind and its GPU's live state through NVML
 (`Heart.probe`, `device_info.live_state`). The web side reads these keys for its
 fleet page and dashboard (`labs.fleet`).
+
+The state also gates work: a probe that fails (NVML no longer answers for the
+slice, or raises) takes a serving worker out of service until it answers again,
+and so does a sick calibration measured in the background (`preflight`). While
+the worker is not serving, `HeartbeatStep` stops consuming its queue and kills the
+pool process of the job in flight, so Celery puts that job back on the queue
+(`task_reject_on_worker_lost`) for a healthy worker; serving again, it consumes again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import logging
 import os
+import signal
 import socket
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
@@ -26,6 +35,7 @@ from typing import Any
 
 import redis
 from celery import bootsteps
+from celery.worker import state as worker_state
 
 from gpu_worker.measurement.calibrate import CEILING_INFO, anchors_for, healthy
 
@@ -170,6 +180,7 @@ class Heart:
         self.status = starting()
         #: Called at every beat for the GPU's live state (`device_info.live_state`); None: no GPU state.
         self.probe: Callable[[], dict[str, Any]] | None = None
+        self._before_probe_failed: Status | None = None  # the serving status a failed probe suspended
 
     @classmethod
     def from_url(cls, url: str, **kwargs: Any) -> Heart:
@@ -204,11 +215,22 @@ class Heart:
                 gpu_state = self.probe()
             except Exception as exc:  # NVML failing must cost the GPU state, never the beat
                 gpu_state = {"nvml": False, "problem": f"NVML failed: {type(exc).__name__}: {exc}"}
+            self._judge_probe(gpu_state)
         try:
             doc = document(self.status, **self.identity, gpu_state=gpu_state)
             self.client.set(self.key, json.dumps(doc), px=self.ttl_ms)
         except redis.RedisError as exc:
             log.warning("heartbeat %s not written: %s", self.key, exc)
+
+    def _judge_probe(self, gpu_state: dict[str, Any]) -> None:
+        """A failed probe suspends serving; the probe answering again restores the status it suspended."""
+        problem = gpu_state.get("problem") if isinstance(gpu_state, dict) else None
+        if problem and self.status.state == SERVING:
+            self._before_probe_failed = self.status
+            self.set(probe_failed(self.status, problem), note="consuming nothing; the job in flight goes back")
+        elif not problem and self._before_probe_failed is not None and self.status.state == OUT_OF_SERVICE:
+            serving, self._before_probe_failed = self._before_probe_failed, None
+            self.set(serving, note="the GPU answers again")
 
     def stop(self) -> None:
         """Drop the key, so the worker leaves the fleet at once rather than when its TTL runs out."""
@@ -218,8 +240,30 @@ class Heart:
             log.warning("heartbeat %s not deleted (it expires in %d s): %s", self.key, self.ttl_ms // 1000, exc)
 
 
+def probe_failed(status: Status, problem: str) -> Status:
+    """A serving status suspended because the GPU's probe failed."""
+    return replace(status, state=OUT_OF_SERVICE, healthy=False, problems=[f"GPU probe failed: {problem}"])
+
+
+def requeue_jobs_in_flight() -> list[int]:
+    """Kill the pool processes running jobs, so each job goes back on its queue; their pids.
+
+    Late acknowledgement with `task_reject_on_worker_lost` makes Celery reject a job whose pool
+    process died, and the broker delivers it again to another worker. The sandbox dies with the
+    process that started it (bubblewrap's `--die-with-parent`).
+    """
+    pids = sorted({r.worker_pid for r in list(worker_state.active_requests) if r.worker_pid})
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return pids
+
+
 class HeartbeatStep(bootsteps.StartStopStep):
-    """Beats on the Celery worker's timer while the worker runs; its `heart` is bound by `bootstep`."""
+    """Beats on the Celery worker's timer while the worker runs, and consumes only while serving.
+
+    Its `heart` is bound by `bootstep`.
+    """
 
     requires = {"celery.worker.components:Timer"}
     heart: Heart
@@ -227,10 +271,29 @@ class HeartbeatStep(bootsteps.StartStopStep):
     def __init__(self, parent: Any, **kwargs: Any) -> None:
         super().__init__(parent, **kwargs)
         self.tref: Any = None
+        self.consuming = True  # the worker starts consuming its -Q queue
 
     def start(self, parent: Any) -> None:
         self.heart.beat()
-        self.tref = parent.timer.call_repeatedly(self.heart.interval, self.heart.beat)
+        self.tref = parent.timer.call_repeatedly(self.heart.interval, self.tick, (parent,))
+
+    def tick(self, parent: Any) -> None:
+        """One beat, then consume or stop consuming as the heart's state says."""
+        self.heart.beat()
+        consumer = getattr(parent, "consumer", None)
+        if consumer is None or getattr(consumer, "task_consumer", None) is None:
+            return  # the consumer has not started yet
+        queue = self.heart.identity["queue"]
+        serving = self.heart.status.state == SERVING
+        if self.consuming and not serving:
+            consumer.cancel_task_queue(queue)
+            self.consuming = False
+            pids = requeue_jobs_in_flight()
+            log.warning("worker %s stopped consuming %s; jobs in flight put back: %d", self.heart.key, queue, len(pids))
+        elif serving and not self.consuming:
+            consumer.add_task_queue(queue)
+            self.consuming = True
+            log.info("worker %s consumes %s again", self.heart.key, queue)
 
     def stop(self, parent: Any) -> None:
         if self.tref is not None:

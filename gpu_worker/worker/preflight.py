@@ -4,7 +4,11 @@ Calibration runs `python -m gpu_worker calibrate --json --warm-kernel-cache` in
 a subprocess, so that the worker process, which the Celery pool forks, never
 creates a CUDA context; the same child fills the jobs' kernel-cache seed
 (`gpu_worker.measurement.kernel_cache`). The cached document of this GPU and driver answers when it is younger
-than `calibration_max_age` and healthy; otherwise the slice is measured now, and
+than `calibration_max_age` and healthy. A healthy one younger than
+`calibration_serve_age` answers too, at once, while a thread measures the slice again
+in the background (`calibrate --refresh` holds the GPU's timing lock, so no timed
+job overlaps it); its outcome replaces the served one, and a slice found sick stops
+taking work (`heartbeat.HeartbeatStep`). Otherwise the slice is measured now, and
 a reading under the health rule is measured once more, after `remeasure_pause_seconds`
 idle, before it counts.
 `heartbeat.decide` turns the outcome into a state; while that is
@@ -18,6 +22,7 @@ import datetime as dt
 import json
 import subprocess
 import sys
+import threading
 import time
 from typing import Any
 
@@ -66,22 +71,54 @@ def _measured_before(data: dict[str, Any], moment: dt.datetime) -> bool:
         return True
 
 
-def calibrate(heart: Heart, settings: WorkerSettings, refresh: bool = False) -> Status:
-    """One calibration: the cache of this GPU and driver if young and healthy (unless `refresh`), else measured now."""
+def _ago(seconds: float) -> dt.datetime:
+    return dt.datetime.now(dt.UTC) - dt.timedelta(seconds=seconds)
+
+
+def calibrate(heart: Heart, settings: WorkerSettings, refresh: bool = False, background: bool = True) -> Status:
+    """One calibration: the cache of this GPU and driver if young and healthy (unless `refresh`), else measured now.
+
+    With `background`, a healthy cache between `calibration_max_age` and `calibration_serve_age` old is
+    served now and measured again by `remeasure_in_background`.
+    """
     heart.set(heartbeat.calibrating(heart.status))
     data, error = _calibrate_once(heart, settings, refresh)
     if data is not None and data.get("from_cache"):
-        oldest = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=settings.calibration_max_age)
-        if not _measured_before(data, oldest) and heartbeat.decide(data).healthy:
-            return heartbeat.decide(data)
+        cached = heartbeat.decide(data)
+        if cached.healthy and not _measured_before(data, _ago(settings.calibration_max_age)):
+            return cached
+        if cached.healthy and background and not _measured_before(data, _ago(settings.calibration_serve_age)):
+            remeasure_in_background(heart, settings)
+            return cached
         # too old, or a cached bad measurement: it gets a second chance now (the seed is filled already)
         data, error = _calibrate_once(heart, settings, refresh=True, warm=False)
+    return _second_chance(heart, settings, data, error)
+
+
+def _second_chance(heart: Heart, settings: WorkerSettings, data: dict | None, error: str | None) -> Status:
     if data is not None and not heartbeat.decide(data).healthy:
         # one low reading is not yet a sick slice: a card hot from earlier work reads its tensor rate
         # up to 12 % low (run 16), so it idles a little and is measured once more
         _idle(heart, settings.remeasure_pause_seconds)
         data, error = _calibrate_once(heart, settings, refresh=True, warm=False)
     return heartbeat.decide(data, error)
+
+
+def remeasure_in_background(heart: Heart, settings: WorkerSettings) -> threading.Thread:
+    """Measure the slice again in a daemon thread; publish what it decides when it is done.
+
+    The worker serves meanwhile from the cached ceilings; a sick outcome (after its second chance)
+    sets the heart out of service, which stops the worker consuming.
+    """
+
+    def remeasure() -> None:
+        data, error = _calibrate_once(heart, settings, refresh=True, warm=False)
+        status = _second_chance(heart, settings, data, error)
+        heart.set(status, note="measured again in the background while serving from the cache")
+
+    thread = threading.Thread(target=remeasure, name="warplab-recalibrate", daemon=True)
+    thread.start()
+    return thread
 
 
 def _idle(heart: Heart, seconds: float) -> None:
