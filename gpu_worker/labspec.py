@@ -196,6 +196,14 @@ def _check_formulas(path: Path, spec: LabSpec) -> None:
                     check_formula(str(text), names)
                 except FormulaError as exc:
                     raise LabError(f"{path}: field '{where}' (sizes.{backend}): {exc}") from None
+    gpu_sizes = len(spec.sizes.get("cuda") or [])
+    for i, goal in enumerate(spec.goals):
+        if goal.size is not None and (goal.metric != "roof_percent" or goal.size >= gpu_sizes):
+            raise LabError(
+                f"{path}: field 'goals[{i}].size': {goal.size} names none of the {gpu_sizes} GPU sizes"
+                if goal.metric == "roof_percent"
+                else f"{path}: field 'goals[{i}].size': only a roof_percent goal reads one size"
+            )
     arrays = {a.name for a in spec.args}
     for out, text in spec.expected.items():
         if out not in {a.name for a in spec.outputs()}:

@@ -153,7 +153,8 @@ class GoalSpec(Model):
     the sectors every traced request moved, in bytes, over the exercise's compulsory bytes; the simulator models no
     cache, so this counts what a kernel asks of memory) come from the memory trace; `occupancy_percent`
     (at least: the calculator's, every backend) from the compiled resources; `roof_percent` (at least: of the
-    slice's calibrated roof at the kernel's intensity, at the largest timed size, cuda backend) from the timing.
+    slice's calibrated roof at the kernel's intensity, at the largest timed size or at the GPU size `size` names, cuda
+    backend) from the timing.
     """
 
     name: str = Field(min_length=1, max_length=80)
@@ -161,6 +162,7 @@ class GoalSpec(Model):
     target: float
     access: Literal["load", "store", "any"] = "any"  # which sites `sectors_per_request` and `lanes_per_request` read
     space: Literal["global", "shared", "any"] = "global"  # which memory `lanes_per_request` looks at
+    size: int | None = Field(default=None, ge=0)  # roof_percent: the index of the GPU size it reads; None: the largest
 
 
 class SweepSpec(Model):
