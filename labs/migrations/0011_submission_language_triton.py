@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('labs', '0009_submission_launch'),
+        ('labs', '0010_submission_job_ledger'),
     ]
 
     operations = [
