@@ -20,9 +20,9 @@ The packages, from the bottom up; each may import only the ones below it (and
 - `worker/`: the Celery service, its heartbeat and preflight; `cli` and `occupancy_cli`: the command line.
 
 Before the 2026-12-04 reshape every module sat in this folder: `gpu_worker.<module>` is now
-`gpu_worker.<package>.<module>` with the package named above (e.g. `gpu_worker.timing` is
-`gpu_worker.measurement.timing`, `gpu_worker.sandbox` is `gpu_worker.isolation.sandbox`,
-`gpu_worker.analysis` is `gpu_worker.figures.analysis`, `gpu_worker.placement` is
+`gpu_worker.<package>.<module>` with the package named above (e.g. `gpu_worker.measurement.timing` is
+`gpu_worker.measurement.timing`, `gpu_worker.isolation.sandbox` is `gpu_worker.isolation.sandbox`,
+`gpu_worker.figures.analysis` is `gpu_worker.figures.analysis`, `gpu_worker.isolation.placement` is
 `gpu_worker.isolation.placement`); `engine`, `profiling`, `protocol`, `settings`, `cli` and
 `occupancy_cli` stay at the top.
 """

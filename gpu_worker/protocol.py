@@ -20,7 +20,8 @@ from gpu_worker.datacenter.spec import PolicySpec
 PROTOCOL_VERSION: Literal[1] = 1
 MAX_SOURCE_BYTES = 64 * 1024
 
-Language = Literal["numba", "cuda", "policy"]  # policy: a cluster scheduling policy in Python (module 6)
+# policy: a cluster scheduling policy in Python (module 6); triton: `@triton.jit` kernels (backends.triton_ptx)
+Language = Literal["numba", "cuda", "triton", "policy"]
 Backend = Literal["sim", "cuda"]
 Verdict = Literal[
     "accepted",
@@ -48,8 +49,9 @@ EventType = Literal[
     "done",
     "error",
 ]
-LANGUAGES: tuple[str, ...] = ("numba", "cuda", "policy")
-SOURCE_SUFFIX = {"numba": ".py", "cuda": ".cu", "policy": ".py"}
+LANGUAGES: tuple[str, ...] = ("numba", "cuda", "triton", "policy")
+# A lab's files per language: `starter.py` (Numba), `starter.cu`, `starter.triton.py`; a policy lab offers only .py.
+SOURCE_SUFFIX = {"numba": ".py", "cuda": ".cu", "triton": ".triton.py", "policy": ".py"}
 
 
 class Model(BaseModel):
@@ -102,6 +104,24 @@ class LaunchChoices(Model):
         return LaunchSpec(block=[str(block)], grid=[re.sub(r"\bblock\b", str(block), g) for g in self.grid])
 
 
+class TritonLaunch(Model):
+    """How a Triton kernel is compiled and launched: its grid of programs and its `tl.constexpr` block sizes.
+
+    `grid` are formulas of the sizes (programs per axis, like `triton.cdiv(n, BLOCK)` written `ceil_div(n, 1024)`);
+    `constexprs` are compiled into the kernel, one value for every size (a kernel loops over what does not fit);
+    each program runs as one CUDA block of `num_warps` * 32 threads.
+    """
+
+    grid: list[str] = Field(min_length=1, max_length=3)
+    constexprs: dict[str, int] = Field(default_factory=dict)
+    num_warps: Literal[1, 2, 4, 8, 16, 32] = 4
+    num_stages: int = Field(default=3, ge=1, le=8)
+
+    def launch(self) -> LaunchSpec:
+        """The launch the engine resolves per size: the grid, and blocks of the kernel's threads."""
+        return LaunchSpec(block=[str(self.num_warps * 32)], grid=list(self.grid))
+
+
 class Tolerance(Model):
     rtol: float = 1e-5
     atol: float = 1e-6
@@ -133,7 +153,8 @@ class GoalSpec(Model):
     the sectors every traced request moved, in bytes, over the exercise's compulsory bytes; the simulator models no
     cache, so this counts what a kernel asks of memory) come from the memory trace; `occupancy_percent`
     (at least: the calculator's, every backend) from the compiled resources; `roof_percent` (at least: of the
-    slice's calibrated roof at the kernel's intensity, at the largest timed size, cuda backend) from the timing.
+    slice's calibrated roof at the kernel's intensity, at the largest timed size or at the GPU size `size` names, cuda
+    backend) from the timing.
     """
 
     name: str = Field(min_length=1, max_length=80)
@@ -141,6 +162,7 @@ class GoalSpec(Model):
     target: float
     access: Literal["load", "store", "any"] = "any"  # which sites `sectors_per_request` and `lanes_per_request` read
     space: Literal["global", "shared", "any"] = "global"  # which memory `lanes_per_request` looks at
+    size: int | None = Field(default=None, ge=0)  # roof_percent: the index of the GPU size it reads; None: the largest
 
 
 class SweepSpec(Model):
@@ -173,6 +195,11 @@ class Harness(Model):
     sweep: SweepSpec | None = None
     launch_choices: LaunchChoices | None = None  # block sizes the learner may pick, instead of `launch`
     policy: PolicySpec | None = None  # a scheduling exercise (gpu_worker.datacenter)
+    triton: TritonLaunch | None = None  # the Triton language's grid and constexprs (a lab offering `triton`)
+
+    def launch_for(self, language: str) -> LaunchSpec:
+        """The launch of one language: Triton's grid of programs, else the lab's CUDA launch."""
+        return self.triton.launch() if language == "triton" and self.triton is not None else self.launch
 
     def args_for(self, language: str) -> list[ArgSpec]:
         return [a for a in self.args if a.languages is None or language in a.languages]

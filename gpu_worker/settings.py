@@ -35,12 +35,19 @@ class WorkerSettings(BaseSettings):
     slice_kind: Literal["", "full", "mig", "mps", "timeslice"] = ""
     worker_name: str = ""  # the Celery node name; empty: <queue>@<host>. The planner's exports set one per slice
     results_queue: str = "web"
+    # Where the web side answers a worker's claim on a job (its job ledger); empty: the broker.
+    result_backend: str = Field(
+        default="", validation_alias=AliasChoices("WARPLAB_RESULT_BACKEND", "CELERY_RESULT_BACKEND")
+    )
+    claim_timeout: float = 30.0  # how long a worker waits for that answer before it requeues the delivery
+    claim_retry_seconds: float = 2.0  # the pause before such a requeue, so an absent web side is not spun on
     broker_prefix: str = ""  # the web side's WARPLAB_BROKER_PREFIX: both must name the same queues
     # Celery's limits sit above the sandbox's own wall-clock limit and below the broker's
     # visibility timeout, so a lost worker's job is redelivered rather than run twice at once.
     soft_time_limit: int = 240
     hard_time_limit: int = 300
     visibility_timeout: int = 900
+    restore_seconds: int = 30  # how often this worker looks for such jobs of dead consumers to restore
     # The heartbeat key lives three intervals, so one missed beat does not drop the worker from the fleet.
     heartbeat_seconds: float = 10.0
     # A cached calibration of the same GPU and driver is reused while younger than this; a healthy one

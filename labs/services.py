@@ -2,20 +2,21 @@
 
 Runs flow through here: `submit_run` saves a submission and sends its job to a
 worker queue, `record_event` stores and broadcasts each streamed event,
-`record_result` stores the result document, and `fail_lost_runs` reports runs
-whose worker went silent; a job carries the learner's earlier roofline points
-and the reference's (`labs.roofline_points`). `sync_labs` loads lab folders;
-`ensure_demo_users` creates the demo personas.
+`record_result` stores the result document once; `claim_run` and `reap_runs` keep
+the job ledger (`labs.ledger`: claims, leases, the attempt cap, jobs the broker
+lost); a job carries the learner's earlier roofline points and the reference's
+(`labs.roofline_points`). `sync_labs` loads lab folders; `ensure_demo_users`
+creates the demo personas.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import redis
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.conf import settings
@@ -25,7 +26,7 @@ from django.utils import timezone
 
 from gpu_worker.exercise.labspec import Lab, LabError, load_all
 from gpu_worker.protocol import LANGUAGES, MAX_SOURCE_BYTES, Event, ExerciseRef, Harness, Job, Result
-from labs import fleet, fleet_routing, languages, limits
+from labs import fleet, fleet_routing, languages, ledger, limits
 from labs.lessons.registry import unknown_figures
 from labs.markdown import render_markdown
 from labs.models import Exercise, Membership, Module, Submission, SubmissionEvent
@@ -37,7 +38,7 @@ log = logging.getLogger(__name__)
 
 STUDENTS, INSTRUCTORS, ADMINS = "students", "instructors", "admins"
 FINAL_EVENTS = ("done", "error")
-RUN_TASK = "gpu_worker.run_job"
+RUN_TASK = ledger.RUN_TASK
 PROFILE_TASK = "gpu_worker.profile_run"  # Nsight Compute, on the slice's profile lane (`<queue>.profile`)
 
 
@@ -257,8 +258,6 @@ def chosen_launch(exercise: Exercise, block_size: int | None) -> dict | None:
 def _save_run(
     user: User, exercise: Exercise, language: str, source: str, queue: str, lane: str, launch: dict | None = None
 ) -> tuple[Submission, dict]:
-    from labsite.celery import app
-
     notice = fleet.queue_notice(queue)
     with transaction.atomic():
         submission = Submission.objects.create(
@@ -278,7 +277,7 @@ def _save_run(
             facts["indicative"] = fleet_routing.SHARED_WORDS
         queued = Event.of("queued", 1, **facts).to_wire()
         _store_event(submission, queued)
-        transaction.on_commit(lambda: app.send_task(RUN_TASK, args=[job.to_wire()], queue=submission.queue))
+        transaction.on_commit(lambda: ledger.dispatch(submission, job.to_wire()))
     return submission, queued
 
 
@@ -300,15 +299,18 @@ def _broadcast(submission: Submission, payload: dict) -> None:
         async_to_sync(layer.group_send)(submission.group_name, {"type": "submission.event", "event": payload})
 
 
-def record_event(submission_id: int, payload: dict) -> None:
-    """Store and broadcast one event from a worker."""
+def record_event(submission_id: int, payload: dict, attempt: int | None = None) -> None:
+    """Store and broadcast one event from a worker; one from an attempt that is not the run's current one is dropped."""
     event = Event.model_validate(payload).to_wire()
-    submission = Submission.objects.filter(pk=submission_id).first()
+    submission = Submission.objects.select_related("exercise").filter(pk=submission_id).first()
     if submission is None:
         log.warning("event for unknown submission %s dropped", submission_id)
         return
+    if attempt is not None and not ledger.accepts(submission, attempt):
+        log.info("event of attempt %s of run %s dropped: not its current attempt", attempt, submission_id)
+        return
     now = timezone.now()
-    updates: dict[str, Any] = {"last_event_at": now}
+    updates: dict[str, Any] = {"last_event_at": now, **ledger.renew(submission, now)}
     if event["type"] == "started" and not submission.finished:
         updates |= {"status": Status.RUNNING, "started_at": now}
     Submission.objects.filter(pk=submission.pk).update(**updates)
@@ -316,21 +318,33 @@ def record_event(submission_id: int, payload: dict) -> None:
         _broadcast(submission, event)
 
 
-def record_result(submission_id: int, payload: dict, final_event: dict | None = None) -> None:
-    """Store a run's result document, then its final event, so a viewer told `done` can read it."""
+def record_result(
+    submission_id: int, payload: dict, final_event: dict | None = None, attempt: int | None = None
+) -> bool:
+    """Store a run's result document once, then its final event, so a viewer told `done` can read it.
+
+    False, storing nothing, for a run that has its result already (a redelivered result, a rerun's after the
+    first) or a report from an attempt that is not the run's current one (`labs.ledger.accepts`).
+    """
     result = Result.model_validate(payload)
-    submission = Submission.objects.filter(pk=submission_id).first()
-    if submission is None:
-        log.warning("result for unknown submission %s dropped", submission_id)
-        return
-    infrastructure = result.verdict == Verdict.ERROR
-    submission.result = result.to_wire()
-    if fleet_routing.is_shared(submission.queue):  # practice on an MPS or time-sliced slice
-        submission.result["indicative"] = fleet_routing.SHARED_WORDS
-    submission.verdict = result.verdict
-    submission.status = Status.ERROR if infrastructure else Status.DONE
-    submission.finished_at = submission.last_event_at = timezone.now()
-    submission.save(update_fields=["result", "verdict", "status", "finished_at", "last_event_at"])
+    with transaction.atomic():
+        submission = Submission.objects.select_for_update().filter(pk=submission_id).first()
+        if submission is None:
+            log.warning("result for unknown submission %s dropped", submission_id)
+            return False
+        if not ledger.accepts(submission, attempt):
+            log.info("result of run %s (attempt %s) dropped: %s", submission_id, attempt, submission.status)
+            return False
+        infrastructure = result.verdict == Verdict.ERROR
+        submission.result = result.to_wire()
+        if fleet_routing.is_shared(submission.queue):  # practice on an MPS or time-sliced slice
+            submission.result["indicative"] = fleet_routing.SHARED_WORDS
+        submission.verdict = result.verdict
+        submission.status = Status.ERROR if infrastructure else Status.DONE
+        submission.finished_at = submission.last_event_at = timezone.now()
+        submission.lease_until = None
+        fields = ["result", "verdict", "status", "finished_at", "last_event_at", "lease_until"]
+        submission.save(update_fields=fields)
     if can_profile(submission) and _first_accepted_on_gpu(submission):  # a learner's first accepted GPU run
         request_profile(submission)
     if final_event is None:
@@ -341,6 +355,7 @@ def record_result(submission_id: int, payload: dict, final_event: dict | None = 
             final_event["indicative"] = submission.result["indicative"]
             final_event["message"] = f"{result.message} (shared GPU: indicative)".strip()
     record_event(submission_id, final_event)
+    return True
 
 
 def can_profile(submission: Submission) -> bool:
@@ -394,25 +409,46 @@ def _first_accepted_on_gpu(submission: Submission) -> bool:
     return not earlier.exists()
 
 
-def fail_lost_runs() -> list[int]:
-    """Report runs whose worker went silent past their limit: never leave one stuck as running."""
+def _end_as_lost(run: Submission, why: str) -> None:
+    message = f"{why} This is a problem on our side, not in your code. Please submit again."
+    lost = Result(submission_id=run.pk, verdict="error", backend="sim", device="unknown", message=message)
+    record_result(run.pk, lost.to_wire())
+
+
+def _cap_words() -> str:
+    times = settings.WARPLAB_MAX_ATTEMPTS
+    return f"This run was started {times} times and its worker was lost each time (worker lost)."
+
+
+def claim_run(submission_id: int, task_id: str) -> dict:
+    """A worker's claim on one delivery of a run's job (`labs.ledger.claim`); past the attempt cap the run ends."""
+    claim = ledger.claim(submission_id, task_id)
+    if claim.give_up and (run := Submission.objects.filter(pk=submission_id).first()) is not None:
+        _end_as_lost(run, _cap_words())
+    return claim.to_wire()
+
+
+def reap_runs() -> dict[str, list[int]]:
+    """The ledger's reaper: run lost attempts again (or end them past the cap) and send jobs the broker lost."""
     now = timezone.now()
-    lost = []
-    for submission in Submission.objects.filter(status__in=[Status.QUEUED, Status.RUNNING]):
-        if submission.status == Status.QUEUED:
-            continue  # waiting in a queue is not lost; the queue keeps it
-        limit = float((submission.exercise.limits or {}).get("wall_seconds", 30))
-        silent_since = submission.last_event_at or submission.created_at
-        if now - silent_since > timedelta(seconds=limit + settings.WARPLAB_LOST_AFTER_SECONDS):
-            lost.append(submission.pk)
-            message = "The worker running this submission stopped answering (worker lost). Please submit again."
-            record_result(
-                submission.pk,
-                Result(
-                    submission_id=submission.pk, verdict="error", backend="sim", device="unknown", message=message
-                ).to_wire(),
-            )
-    return lost
+    report: dict[str, list[int]] = {"requeued": [], "failed": [], "dispatched": []}
+    for run in ledger.expired(now):
+        if run.attempts >= settings.WARPLAB_MAX_ATTEMPTS or not run.attempts:
+            silent = "The worker running this submission stopped answering (worker lost)."
+            _end_as_lost(run, _cap_words() if run.attempts else silent)
+            report["failed"].append(run.pk)
+            continue
+        ledger.requeue(run)
+        report["requeued"].append(run.pk)
+    try:
+        reset = ledger.broker_was_reset()
+    except redis.RedisError as exc:
+        log.warning("the reaper cannot reach the broker: %s", exc)
+        return report
+    for run in ledger.undelivered(now, reset):
+        if ledger.dispatch(run, build_job(run).to_wire()):
+            report["dispatched"].append(run.pk)
+    return report
 
 
 def submission_state(submission: Submission, with_events: bool = True) -> dict:

@@ -137,14 +137,19 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_DEFAULT_QUEUE = "web"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# The workers' claims on jobs are answered through the result backend (labs.ledger); nothing else keeps results.
+CELERY_RESULT_BACKEND = env("CELERY_RESULT_BACKEND", default="") or CELERY_BROKER_URL
+CELERY_RESULT_EXPIRES = 600
 CELERY_BEAT_SCHEDULE = {
-    "fail-lost-runs": {"task": "labs.fail_lost_runs", "schedule": 30.0},
+    "reap-runs": {"task": "labs.reap_runs", "schedule": env.float("WARPLAB_REAPER_SECONDS", default=30.0)},
 }
 
 # Which queue a run goes to when the exercise names no pool: `sim` (CPU simulator) or `gpu.<pool>`.
 WARPLAB_DEFAULT_QUEUE = env("WARPLAB_DEFAULT_QUEUE", default="sim")
-# A run with no event for this long past its own wall-clock limit is reported as lost.
+# A run with no event for this long past its own wall-clock limit is presumed lost (its lease, labs.ledger).
 WARPLAB_LOST_AFTER_SECONDS = env.int("WARPLAB_LOST_AFTER_SECONDS", default=120)
+# Claims a run's job may be granted (labs.ledger); a job redelivered more often ends as an infrastructure error.
+WARPLAB_MAX_ATTEMPTS = env.int("WARPLAB_MAX_ATTEMPTS", default=3)
 # Abuse limits (labs.limits): runs per learner per sliding minute; runs a learner may have queued or running
 # at once (0: no limit); queued runs across the lab before a submit is answered 503 (0: no cap).
 WARPLAB_RUNS_PER_MINUTE = env.int("WARPLAB_RUNS_PER_MINUTE", default=20)

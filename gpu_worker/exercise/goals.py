@@ -30,6 +30,8 @@ BACKENDS: dict[str, frozenset[str]] = {
     "occupancy_percent": frozenset({"sim", "cuda"}),
     "roof_percent": frozenset({"cuda"}),
 }
+# Judged from the simulator's memory trace, which only Numba's simulator makes (not Triton's interpreter).
+TRACE_METRICS = frozenset({"sectors_per_request", "bank_conflict_ways", "lanes_per_request", "traffic_ratio"})
 AT_MOST = frozenset({"sectors_per_request", "bank_conflict_ways", "traffic_ratio"})
 UNITS = {
     "sectors_per_request": "sectors per request",
@@ -72,9 +74,10 @@ def _worst_shared(memory: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return max(lines, key=lambda r: r.get("max_bank_conflict_ways") or 1, default=None)
 
 
-def _largest_timed(metrics: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+def _largest_timed(metrics: Mapping[str, Any] | None, index: int | None = None) -> Mapping[str, Any] | None:
+    """The timed size a roof goal reads: the one at `index`, else the largest."""
     sizes = [m for m in (metrics or {}).get("sizes") or [] if m.get("bandwidth_pct") is not None]
-    sizes = [m for m in sizes if not m.get("above_roof")]
+    sizes = [m for m in sizes if not m.get("above_roof") and index in (None, m.get("index", 0))]
     return max(sizes, key=lambda m: m.get("index", 0), default=None)
 
 
@@ -157,10 +160,11 @@ def _occupancy(occupancy: Mapping[str, Any] | None) -> tuple[float | None, str]:
     return percent, hint + "."
 
 
-def _roof(metrics: Mapping[str, Any] | None) -> tuple[float | None, str]:
-    largest = _largest_timed(metrics)
+def _roof(goal: GoalSpec, metrics: Mapping[str, Any] | None) -> tuple[float | None, str]:
+    largest = _largest_timed(metrics, goal.size)
     if largest is None:
-        return None, "no timed size with the slice's measured ceilings"
+        where = "no timed size" if goal.size is None else f"size {goal.size} was not timed"
+        return None, f"{where} with the slice's measured ceilings"
     copy, fp32 = float(largest["bandwidth_pct"]), float(largest.get("flop_pct") or 0)
     memory_bound = copy >= fp32  # the attainable roof at this intensity is the lower one: see metrics.py
     percent = max(copy, fp32)
@@ -194,7 +198,7 @@ def _measure(
         return _traffic(memory, declared_bytes)
     if goal.metric == "occupancy_percent":
         return _occupancy(occupancy)
-    return _roof(metrics)
+    return _roof(goal, metrics)
 
 
 def _shown(metric: str, value: float) -> str:

@@ -21,7 +21,8 @@ from gpu_worker.protocol import SweepSpec
 
 
 def sweep_points(sweep: SweepSpec, metrics: Mapping[int, Mapping[str, Any]]) -> list[tuple[float, float]]:
-    """(x, y) per timed size, in size order."""
+    """(x, y) per timed size, in order of x (a lab may list its sizes in another order: the first is the one
+    the occupancy calculator reads)."""
     points = []
     for index in sorted(metrics):
         m = metrics[index]
@@ -38,7 +39,7 @@ def sweep_points(sweep: SweepSpec, metrics: Mapping[int, Mapping[str, Any]]) -> 
         else:
             y = float(m.get("bandwidth") or 0) / 1e9
         points.append((x, y))
-    return points
+    return sorted(points)
 
 
 def sweep_figure(sweep: SweepSpec, metrics: Mapping[int, Mapping[str, Any]], label: str) -> dict[str, Any] | None:

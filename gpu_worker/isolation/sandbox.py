@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import ctypes
 import functools
 import json
 import os
@@ -58,6 +59,8 @@ from gpu_worker.measurement import kernel_cache
 from gpu_worker.protocol import Limits
 
 NOBODY = 65534
+PR_SET_PDEATHSIG = 1
+_LIBC = ctypes.CDLL(None, use_errno=True)  # loaded once here: a forked child about to exec must not dlopen
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 PASSED_THROUGH = (
     "CUDA_VISIBLE_DEVICES",
@@ -250,8 +253,17 @@ def _rlimits(backend: str, limits: Limits, extra_processes: int) -> tuple[list[t
     return chosen, described
 
 
+def die_with_parent() -> None:
+    """This process gets SIGKILL when the thread that started it ends (PR_SET_PDEATHSIG); gone at once if it has."""
+    parent = os.getppid()
+    _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # the parent died before the request was made
+        os._exit(1)
+
+
 def _enter_limits(chosen: list[tuple[int, int]], cgroup: cgroups.JobCgroup | None) -> None:
     """In the forked child, before exec: into the job's cgroup, under its rlimits."""
+    die_with_parent()  # bwrap's --die-with-parent does the same; the unshare fallback needs it here
     if cgroup is not None:
         cgroup.join()
     for which, value in chosen:

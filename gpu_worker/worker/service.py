@@ -5,6 +5,14 @@ they are stored and broadcast on the submission's channel-layer group; the
 final event travels with the result (`labs.record_result`) so that a viewer who
 is told `done` can already read the stored result. Nothing here imports Django.
 
+Before it runs a delivery the worker claims it from the web side's job ledger
+(`labs.claim_run`, answered through the result backend; `labs.ledger` says
+why): a finished run or one another delivery holds is not run again, a run past
+its attempt cap ends there, and the attempt number the claim grants goes with
+every report, so a lost attempt's stragglers are dropped. With no answer the
+delivery goes back to the queue. A pool process dies with the worker's main
+process (and its sandbox with it), so a killed worker leaves nothing running.
+
 Each worker publishes a heartbeat (`gpu_worker.worker.heartbeat`) from start to stop.
 A cuda worker calibrates before it consumes anything (`gpu_worker.worker.preflight`):
 an unhealthy slice stays out of service, measuring again every
@@ -21,12 +29,12 @@ from collections.abc import Callable
 from typing import Any
 
 from celery import Celery
-from celery.exceptions import SoftTimeLimitExceeded
+from celery.exceptions import Reject, SoftTimeLimitExceeded
 from celery.signals import worker_process_init
 from celery.utils.nodenames import host_format
 from pydantic import ValidationError
 
-from gpu_worker.isolation import placement, spare
+from gpu_worker.isolation import placement, sandbox, spare
 from gpu_worker.protocol import Event, Job, Result
 from gpu_worker.settings import WorkerSettings
 from gpu_worker.worker import heartbeat, preflight
@@ -40,7 +48,7 @@ settings = WorkerSettings()
 # p50 through the whole pipeline (docs/benchmarks.md, runs 16 and 17).
 spare.set_default(True)
 
-app = Celery("gpu_worker", broker=settings.broker_url)
+app = Celery("gpu_worker", broker=settings.broker_url, backend=settings.result_backend or settings.broker_url)
 app.conf.update(
     task_serializer="json",
     accept_content=["json"],
@@ -54,10 +62,15 @@ app.conf.update(
     broker_transport_options={
         "visibility_timeout": settings.visibility_timeout,
         "global_keyprefix": settings.broker_prefix,
+        # how often a consumer gives the broker back jobs a dead consumer took (past the visibility timeout)
+        "unacked_restore_interval": settings.restore_seconds,
+        "unacked_restore_throttle": 1,
     },
     broker_connection_retry_on_startup=True,
     worker_hijack_root_logger=True,
+    result_expires=600,
 )
+CLAIM_TASK = "labs.claim_run"
 
 
 def _report(name: str, *args: Any) -> None:
@@ -67,9 +80,9 @@ def _report(name: str, *args: Any) -> None:
 class _Reporter:
     """Sends events as they come; keeps the final one back to travel with the result."""
 
-    def __init__(self, submission_id: int, seq_offset: int = 0):
-        self.submission_id = submission_id
-        self.seq_offset = seq_offset  # a rerun's events must not collide with the lost run's
+    def __init__(self, submission_id: int, attempt: int | None = None):
+        self.submission_id, self.attempt = submission_id, attempt
+        self.seq_offset = 1000 * ((attempt or 1) - 1)  # a rerun's events must not collide with the lost run's
         self.final: dict | None = None
         self.last_seq = 1
 
@@ -80,24 +93,40 @@ class _Reporter:
         if payload["type"] in ("done", "error"):
             self.final = payload
         else:
-            _report("labs.record_event", self.submission_id, payload)
+            _report("labs.record_event", self.submission_id, payload, self.attempt)
 
     def finish(self, result: Result) -> None:
         kind = "error" if result.verdict == "error" else "done"
         fallback = Event.of(kind, self.last_seq + 1, verdict=result.verdict, message=result.message)
         final = self.final or fallback.to_wire()
-        _report("labs.record_result", self.submission_id, result.to_wire(), final)
+        _report("labs.record_result", self.submission_id, result.to_wire(), final, self.attempt)
+
+
+def _claim(submission_id: int, task_id: str) -> dict:
+    """The ledger's answer for this delivery; with none in `claim_timeout`, the delivery goes back to the queue."""
+    try:
+        answer = app.send_task(
+            CLAIM_TASK, args=[submission_id, task_id], queue=settings.results_queue, expires=settings.claim_timeout
+        )
+        claim = answer.get(timeout=settings.claim_timeout, disable_sync_subtasks=False)
+        answer.forget()
+        return dict(claim)
+    except Exception as exc:  # the web side, its database or the broker is away: try again later
+        log.warning("no claim for submission %s (%s: %s); back to the queue", submission_id, type(exc).__name__, exc)
+        time.sleep(settings.claim_retry_seconds)
+        raise Reject(f"no claim answer: {exc}", requeue=True) from exc
 
 
 @worker_process_init.connect
 def _start_first_spare(**_: Any) -> None:
-    """In the pool process, before it takes a task: the first job finds a spare too.
+    """In the pool process, before it takes a task: it dies with the worker, and the first job finds a spare too.
 
     The pool process runs its tasks on this same (main) thread, which the spare's
     `--die-with-parent` needs (see `gpu_worker.isolation.spare`).
     """
     from gpu_worker.engine import start_first_spare
 
+    sandbox.die_with_parent()  # a pool process never outlives a killed worker
     if start_first_spare(settings.backend):
         log.info("a spare sandbox is starting for the first job")
 
@@ -120,10 +149,14 @@ def run_job(self: Any, payload: dict) -> str:
         )
         _Reporter(submission_id).finish(result)
         return result.verdict
-    redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
-    reporter = _Reporter(job.submission_id, seq_offset=1000 if redelivered else 0)
-    if redelivered:
-        reporter(Event.of("log", 1, message="A worker was lost during this run; it is being run again."))
+    claim = _claim(job.submission_id, str(self.request.id))
+    if not claim["run"]:
+        log.info("submission %s not run: %s", job.submission_id, claim["reason"])
+        return "not run"
+    reporter = _Reporter(job.submission_id, attempt=int(claim["attempt"]))
+    if claim["attempt"] > 1:
+        again = f"A worker was lost during this run; it is being run again (attempt {claim['attempt']})."
+        reporter(Event.of("log", 1, message=again))
     started = time.monotonic()
     backend = job.backend or settings.backend
     owned = len(placement.worker_gpus(declared=settings.gpus))

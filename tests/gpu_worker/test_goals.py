@@ -58,6 +58,23 @@ def test_the_roof_goal_reads_the_largest_timed_size_and_says_memory_bound():
     assert result.hint.startswith("you are at 38% of the copy roof and memory-bound")
 
 
+def test_a_roof_goal_that_names_a_size_reads_that_size_not_the_largest():
+    ceilings = Ceilings(source="measured", copy_bandwidth=4.0e12, fp32=60e12)
+    work = WorkSpec(bytes="8 * n", flops="0")
+    n = 2**25
+    sizes = [
+        {"index": 0, **work_metrics(work, {"n": n}, 8 * n / 0.8e12, ceilings).model_dump()},  # 20% of the roof
+        {"index": 1, **work_metrics(work, {"n": n}, 8 * n / 3.2e12, ceilings).model_dump()},  # 80%
+    ]
+    at_first = GoalSpec(name="near the roof at 16 warps", metric="roof_percent", target=50, size=0)
+    [first] = goals.judge([at_first], "cuda", "accepted", metrics={"sizes": sizes})
+    [largest] = goals.judge([NEAR_ROOF], "cuda", "accepted", metrics={"sizes": sizes})
+    assert (first.met, round(first.measured)) == (False, 20)
+    assert (largest.met, round(largest.measured)) == (True, 80)
+    [untimed] = goals.judge([at_first], "cuda", "accepted", metrics={"sizes": sizes[1:]})
+    assert untimed.met is None and "size 0 was not timed" in untimed.reason
+
+
 def test_a_missed_goal_is_in_the_verdicts_message_and_a_missing_figure_counts_neither_way():
     missed = goals.judge([COALESCED], "sim", "accepted", memory=_strided_load(32))
     unmeasured = goals.judge([NEAR_ROOF], "cuda", "accepted", metrics=None)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from gpu_worker.exercise.labspec import find_lab
 from gpu_worker.figures.sweep import sweep_figure, sweep_points
-from gpu_worker.science.metrics import work_metrics
+from gpu_worker.science.metrics import Ceilings, work_metrics
 
 
 def _timed(lab, seconds: list[float]) -> dict[int, dict]:
@@ -29,3 +29,17 @@ def test_the_latency_staircase_is_ns_per_dependent_load_against_the_working_set(
 def test_an_untimed_or_single_point_sweep_draws_nothing():
     lab = find_lab("pointer-chase")
     assert sweep_figure(lab.spec.sweep, _timed(lab, [1e-4, 0, 0]), "x") is None
+
+
+def test_the_occupancy_sweep_is_bandwidth_against_resident_warps_drawn_in_order_of_warps():
+    lab = find_lab("occupancy")
+    n = lab.spec.sizes["cuda"][0]["n"]
+    ceilings = Ceilings(source="measured", copy_bandwidth=4.0e12, fp32=60e12)
+    rates = (2.0, 1.0, 2.6, 3.0, 3.2, 3.3)  # TB/s, in the lab's size order (16 warps first)
+    metrics = {
+        i: work_metrics(lab.spec.work, s, 8 * n / (rate * 1e12), ceilings).model_dump()
+        for i, (s, rate) in enumerate(zip(lab.spec.sizes["cuda"], rates, strict=True))
+    }
+    points = sweep_points(lab.spec.sweep, metrics)
+    assert [x for x, _ in points] == [8, 16, 24, 32, 48, 64]
+    assert [round(y) for _, y in points] == [25, 50, 65, 75, 80, 82]

@@ -16,7 +16,7 @@ def test_a_silent_running_run_is_reported_as_worker_lost(alice, labs_loaded, set
     run = services.submit_run(alice, "vector-add", "numba", "x = 1")
     services.record_event(run.pk, {"type": "started", "seq": 2})
     Submission.objects.filter(pk=run.pk).update(last_event_at=timezone.now() - timedelta(seconds=60))
-    assert services.fail_lost_runs() == [run.pk]
+    assert services.reap_runs()["failed"] == [run.pk]
     run.refresh_from_db()
     assert run.status == "error" and run.verdict == "error"
     assert "worker lost" in run.result["message"]
@@ -26,7 +26,7 @@ def test_a_silent_running_run_is_reported_as_worker_lost(alice, labs_loaded, set
 def test_a_run_still_within_its_limit_is_left_alone(alice, labs_loaded):
     run = services.submit_run(alice, "vector-add", "numba", "x = 1")
     services.record_event(run.pk, {"type": "started", "seq": 2})
-    assert services.fail_lost_runs() == []
+    assert services.reap_runs()["failed"] == []
     run.refresh_from_db()
     assert run.status == "running"
 
@@ -34,4 +34,4 @@ def test_a_run_still_within_its_limit_is_left_alone(alice, labs_loaded):
 def test_a_queued_run_waits_for_a_worker(alice, labs_loaded):
     run = services.submit_run(alice, "vector-add", "numba", "x = 1")
     Submission.objects.filter(pk=run.pk).update(created_at=timezone.now() - timedelta(hours=1))
-    assert services.fail_lost_runs() == []
+    assert services.reap_runs()["failed"] == []
