@@ -71,7 +71,7 @@ class ArgSpec(Model):
 
     name: str
     role: Literal["in", "out", "scalar"]
-    dtype: Literal["float32", "float64", "int32", "int64", "uint32"] = "float32"
+    dtype: Literal["float16", "float32", "float64", "int32", "int64", "uint32"] = "float32"
     shape: list[str] = Field(default_factory=list)  # formulas of the sizes
     init: Literal["uniform", "normal", "randint", "arange"] = "uniform"
     value: str | None = None  # formula of the sizes, for scalars
