@@ -98,7 +98,9 @@ class _Child:
         workdir = self.workdir
         try:
             try:
-                compiled = backend.compile(request["language"], request["source"], request["entry"], args, workdir)
+                compiled = backend.compile(
+                    request["language"], request["source"], request["entry"], args, workdir, request.get("triton")
+                )
             except LearnerError as exc:
                 self.leave_if_forked()
                 info = exc.compile_info.model_dump() if exc.compile_info else None

@@ -69,7 +69,7 @@ class _State:
 
 def _entry_present(language: str, source: str, entry: str) -> bool:
     name = re.escape(entry)
-    if language == "numba":
+    if language in ("numba", "triton"):
         return re.search(rf"^\s*def\s+{name}\s*\(", source, re.MULTILINE) is not None
     return re.search(rf"\b{name}\s*\(", source) is not None
 
@@ -83,7 +83,7 @@ def _precheck(job: Job) -> str | None:
     if size > MAX_SOURCE_BYTES:
         return f"your file is {size} bytes, over the limit of {MAX_SOURCE_BYTES} bytes"
     if not _entry_present(exercise.language, job.source, exercise.entry):
-        kind = "def" if exercise.language == "numba" else 'extern "C" __global__ void'
+        kind = "def" if exercise.language in ("numba", "triton") else 'extern "C" __global__ void'
         return f"no kernel named {exercise.entry!r} in your file (expected `{kind} {exercise.entry}(...)`)"
     return None
 
@@ -94,7 +94,11 @@ def _runs(job: Job, backend: str) -> list[dict[str, Any]]:
     size_sets = harness.sizes.get(backend)  # type: ignore[call-overload]
     if not size_sets:
         raise LaunchRejected(f"this exercise has no sizes for the {backend} backend")
-    spec = job.launch or harness.launch
+    language = job.exercise.language
+    if language == "triton" and harness.triton is None:
+        raise LaunchRejected("this exercise does not say how to launch a Triton kernel (its lab.yaml has no 'triton')")
+    # A learner's chosen block size is a CUDA launch; a Triton kernel's block is its num_warps.
+    spec = harness.launch_for(language) if language == "triton" else job.launch or harness.launch
     runs = []
     for index, sizes in enumerate(size_sets):
         config = resolve_launch(spec, sizes)
@@ -337,6 +341,8 @@ def _run_job(job: Job, emit: Emit, backend: str, uid: int | None, module_rules: 
     device = backend_name
     try:
         device = device_name(backend_name)
+        if backend_name == "sim" and job.exercise.language == "triton":
+            device = TRITON_INTERPRETER
     except (ImportError, ValueError) as exc:
         send("started", backend=backend_name, device=device, worker=_worker(backend_name))
         return finish("error", f"the {backend_name} backend is not available on this worker: {exc}")
@@ -358,7 +364,7 @@ def _run_job(job: Job, emit: Emit, backend: str, uid: int | None, module_rules: 
     if rejection:
         return finish("rejected", rejection, sandbox=isolation)
     request = _request(job, backend_name, runs, module_rules)
-    judge = _Judge(job, runs, send, analysis.source_label(backend_name, device))
+    judge = _Judge(job, runs, send, analysis.source_label(backend_name, device, job.exercise.language))
     lock_fd = None
     if backend_name == "cuda":  # GPU measurements: occupancy and timing per size, under the per-GPU lock
         judge.gpu = GpuReport(job, runs, send, judge.state.checks, load_ceilings())
@@ -471,9 +477,19 @@ def _request(job: Job, backend: str, runs: list[dict[str, Any]], module_rules: b
         "args": [a.model_dump() for a in job.exercise.harness.args_for(job.exercise.language)],
         "runs": runs,
         "module_rules": module_rules,
+        **_triton_options(job),
     }
 
 
+def _triton_options(job: Job) -> dict[str, Any]:
+    """`{"triton": {constexprs, num_warps, num_stages}}` for a Triton job: what the compile process compiles in."""
+    triton = job.exercise.harness.triton
+    if job.exercise.language != "triton" or triton is None:
+        return {}
+    return {"triton": triton.model_dump(include={"constexprs", "num_warps", "num_stages"})}
+
+
+TRITON_INTERPRETER = "Triton interpreter (CPU, TRITON_INTERPRET=1): correctness only, not timed"
 PROFILE_FIRST_SEQ = 10_000  # a profile's events follow the run's, whatever their count
 
 

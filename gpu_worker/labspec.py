@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from gpu_worker.formula import FormulaError, check_formula
 from gpu_worker.goals import BACKENDS as GOAL_BACKENDS
+from gpu_worker.goals import TRACE_METRICS
 from gpu_worker.protocol import SOURCE_SUFFIX, ExerciseRef, GoalSpec, Harness, Language, Limits, Verdict
 
 CONTENT_ENV = "WARPLAB_CONTENT_DIR"
@@ -74,6 +75,8 @@ class LabSpec(Harness):
                 raise ValueError(
                     f"a kernel lab needs {', '.join(missing)}" if missing else "'policy' is for policy labs"
                 )
+        if ("triton" in self.languages) != (self.triton is not None):
+            raise ValueError("a lab offering triton says how to launch it in a 'triton' block, and only such a lab")
         return self
 
     def harness(self) -> Harness:
@@ -99,7 +102,10 @@ class SampleCase:
         """Whether an accepted run of this case must meet the goals on `backend`; None: not checked there."""
         if self.goals_met is None or self.verdict_on(backend) != "accepted":
             return None
-        return self.goals_met if any(backend in GOAL_BACKENDS[g.metric] for g in goals) else None
+        judged = [g for g in goals if backend in GOAL_BACKENDS[g.metric]]
+        if self.language == "triton":  # Triton's interpreter runs no memory trace: only the compiled figures count
+            judged = [g for g in judged if g.metric not in TRACE_METRICS]
+        return self.goals_met if judged else None
 
 
 @dataclass
@@ -171,6 +177,8 @@ def _check_formulas(path: Path, spec: LabSpec) -> None:
             formulas += [(f"launch.block[{i}]", f) for i, f in enumerate(spec.launch.block)]
             formulas += [(f"launch.grid[{i}]", f) for i, f in enumerate(spec.launch.grid)]
             formulas.append(("launch.dynamic_shared_bytes", spec.launch.dynamic_shared_bytes))
+            if spec.triton is not None:
+                formulas += [(f"triton.grid[{i}]", f) for i, f in enumerate(spec.triton.grid)]
             if spec.sweep is not None:
                 formulas += [("sweep.x", spec.sweep.x), ("sweep.per", spec.sweep.per)]
             if spec.launch_choices is not None:
@@ -230,13 +238,14 @@ def _read_cases(folder: Path, languages: Sequence[str]) -> list[SampleCase]:
         goals_met = expected.get("goals_met")
         if goals_met not in (None, True, False):
             raise LabError(f"{expected_path}: field 'goals_met': {goals_met!r} is not true or false")
-        sources = [p for p in case_dir.iterdir() if p.stem == "submission"]
+        sources = [p for p in case_dir.iterdir() if p.name.startswith("submission.")]
         if len(sources) != 1:
-            raise LabError(f"{case_dir}: expected exactly one submission.py or submission.cu")
-        offered = [lang for lang in languages if SOURCE_SUFFIX[lang] == sources[0].suffix]
+            raise LabError(f"{case_dir}: expected exactly one submission.py, submission.triton.py or submission.cu")
+        suffix = sources[0].name.removeprefix("submission")
+        offered = [lang for lang in languages if SOURCE_SUFFIX[lang] == suffix]
         language = offered[0] if offered else None  # .py is numba's or policy's: a lab offers one of them
         if language is None:
-            raise LabError(f"{sources[0]}: the lab offers no language written in {sources[0].suffix} files")
+            raise LabError(f"{sources[0]}: the lab offers no language written in {suffix} files")
         source = sources[0].read_text()
         cases.append(SampleCase(case_dir.name, language, source, verdict, by_backend, goals_met))  # type: ignore[arg-type]
     return cases

@@ -20,7 +20,8 @@ from gpu_worker.datacenter.spec import PolicySpec
 PROTOCOL_VERSION: Literal[1] = 1
 MAX_SOURCE_BYTES = 64 * 1024
 
-Language = Literal["numba", "cuda", "policy"]  # policy: a cluster scheduling policy in Python (module 6)
+# policy: a cluster scheduling policy in Python (module 6); triton: `@triton.jit` kernels (backends.triton_ptx)
+Language = Literal["numba", "cuda", "triton", "policy"]
 Backend = Literal["sim", "cuda"]
 Verdict = Literal[
     "accepted",
@@ -48,8 +49,9 @@ EventType = Literal[
     "done",
     "error",
 ]
-LANGUAGES: tuple[str, ...] = ("numba", "cuda", "policy")
-SOURCE_SUFFIX = {"numba": ".py", "cuda": ".cu", "policy": ".py"}
+LANGUAGES: tuple[str, ...] = ("numba", "cuda", "triton", "policy")
+# A lab's files per language: `starter.py` (Numba), `starter.cu`, `starter.triton.py`; a policy lab offers only .py.
+SOURCE_SUFFIX = {"numba": ".py", "cuda": ".cu", "triton": ".triton.py", "policy": ".py"}
 
 
 class Model(BaseModel):
@@ -100,6 +102,24 @@ class LaunchChoices(Model):
         if block not in self.block:
             raise ValueError(f"block size {block} is not one of {', '.join(map(str, self.block))}")
         return LaunchSpec(block=[str(block)], grid=[re.sub(r"\bblock\b", str(block), g) for g in self.grid])
+
+
+class TritonLaunch(Model):
+    """How a Triton kernel is compiled and launched: its grid of programs and its `tl.constexpr` block sizes.
+
+    `grid` are formulas of the sizes (programs per axis, like `triton.cdiv(n, BLOCK)` written `ceil_div(n, 1024)`);
+    `constexprs` are compiled into the kernel, one value for every size (a kernel loops over what does not fit);
+    each program runs as one CUDA block of `num_warps` * 32 threads.
+    """
+
+    grid: list[str] = Field(min_length=1, max_length=3)
+    constexprs: dict[str, int] = Field(default_factory=dict)
+    num_warps: Literal[1, 2, 4, 8, 16, 32] = 4
+    num_stages: int = Field(default=3, ge=1, le=8)
+
+    def launch(self) -> LaunchSpec:
+        """The launch the engine resolves per size: the grid, and blocks of the kernel's threads."""
+        return LaunchSpec(block=[str(self.num_warps * 32)], grid=list(self.grid))
 
 
 class Tolerance(Model):
@@ -175,6 +195,11 @@ class Harness(Model):
     sweep: SweepSpec | None = None
     launch_choices: LaunchChoices | None = None  # block sizes the learner may pick, instead of `launch`
     policy: PolicySpec | None = None  # a scheduling exercise (gpu_worker.datacenter)
+    triton: TritonLaunch | None = None  # the Triton language's grid and constexprs (a lab offering `triton`)
+
+    def launch_for(self, language: str) -> LaunchSpec:
+        """The launch of one language: Triton's grid of programs, else the lab's CUDA launch."""
+        return self.triton.launch() if language == "triton" and self.triton is not None else self.launch
 
     def args_for(self, language: str) -> list[ArgSpec]:
         return [a for a in self.args if a.languages is None or language in a.languages]

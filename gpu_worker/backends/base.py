@@ -55,8 +55,19 @@ class Backend(ABC):
         """The device in words, e.g. 'NVIDIA H200 (MIG 3g.71gb)'."""
 
     @abstractmethod
-    def compile(self, language: Language, source: str, entry: str, args: list[ArgSpec], workdir: Path) -> Compiled:
-        """Compile `source` and find kernel `entry` taking `args`; raise LearnerError for the learner's faults."""
+    def compile(
+        self,
+        language: Language,
+        source: str,
+        entry: str,
+        args: list[ArgSpec],
+        workdir: Path,
+        options: dict[str, Any] | None = None,
+    ) -> Compiled:
+        """Compile `source` and find kernel `entry` taking `args`; raise LearnerError for the learner's faults.
+
+        `options` is the exercise's Triton launch (`protocol.TritonLaunch` as data) for a Triton kernel.
+        """
 
     @abstractmethod
     def launch(self, handle: Any, args: list[Any], config: LaunchConfig, check: Any = None) -> list[CheckInfo] | None:

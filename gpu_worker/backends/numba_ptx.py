@@ -204,10 +204,8 @@ def warm_compiler() -> None:
     cuda.compile_ptx(namespace["warm"].py_func, signature([["float32", 1], ["int32", 0]]), cc=CC)
 
 
-def _serve(request_fd: int, out_fd: int) -> dict[str, Any]:
-    """Warm the compiler, then compile the one request that comes."""
-    with contextlib.suppress(Exception):  # the request below meets the same fault and reports it
-        warm_compiler()
+def read_request(request_fd: int) -> dict[str, Any]:
+    """A server's one request, read whole; then this process is the job's user, with the engine's rules choice."""
     with os.fdopen(request_fd, "rb") as pipe:
         raw = pipe.read(1 << 20)
     request = json.loads(raw)
@@ -216,6 +214,14 @@ def _serve(request_fd: int, out_fd: int) -> dict[str, Any]:
         from gpu_worker.backends.learner_module import UNCHECKED_ENV
 
         os.environ[UNCHECKED_ENV] = "1"
+    return request
+
+
+def _serve(request_fd: int, out_fd: int) -> dict[str, Any]:
+    """Warm the compiler, then compile the one request that comes."""
+    with contextlib.suppress(Exception):  # the request below meets the same fault and reports it
+        warm_compiler()
+    request = read_request(request_fd)
     cc = tuple(int(x) for x in request.get("cc", CC))
     return analyse(Path(request["source"]), request["entry"], request["types"], (cc[0], cc[1]))
 

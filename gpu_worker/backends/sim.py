@@ -6,6 +6,14 @@ at the exercise's small `sim` sizes; and in `numba_ptx`, with the real
 compiler, to type them (a GPU would refuse code the simulator happily runs)
 and to report registers, shared memory and spills for sm_90 through ptxas.
 
+Triton kernels run on Triton's interpreter (TRITON_INTERPRET=1, set before
+the learner's module is imported, so `@triton.jit` makes interpreted
+functions), one program at a time on NumPy, on the host arrays themselves;
+beside it `triton_ptx` compiles the same file with the real Triton compiler
+for sm_90, so a kernel a GPU would refuse is a compile error here too, and the
+registers, spills and PTX are the compiled kernel's. Its figures say "Triton
+interpreter"; nothing from it is timed.
+
 The simulator runs each thread of a block as a Python thread, so the job's
 process limit is raised by the block size (the engine does this) and thread
 stacks are kept small to stay under the address-space limit.
@@ -66,9 +74,21 @@ class SimBackend(Backend):
     def device(self) -> str:
         return SIM_DEVICE
 
-    def compile(self, language: Language, source: str, entry: str, args: list[ArgSpec], workdir: Path) -> Compiled:
+    def compile(
+        self,
+        language: Language,
+        source: str,
+        entry: str,
+        args: list[ArgSpec],
+        workdir: Path,
+        options: dict[str, Any] | None = None,
+    ) -> Compiled:
         if language == "cuda":
             return compile_cuda(source, entry, args, workdir)
+        if language == "triton":
+            from gpu_worker.backends import triton_sim
+
+            return triton_sim.compile_triton(source, entry, args, workdir, options or {})
         return self._compile_numba(source, entry, args, workdir)
 
     def _compile_numba(self, source: str, entry: str, args: list[ArgSpec], workdir: Path) -> Compiled:
@@ -120,6 +140,10 @@ class SimBackend(Backend):
 
     def launch(self, handle: Any, args: list[Any], config: LaunchConfig, check: Any = None) -> None:
         path = getattr(sys.modules.get("submission"), "__file__", "")
+        if getattr(handle, "interpreted", False):
+            from gpu_worker.backends import triton_sim
+
+            return triton_sim.launch(handle, args, config, path)
         try:
             if self._memory_report is None and not self._traced:
                 # The first launch runs under the memory tracer: it is also the checked launch, so
