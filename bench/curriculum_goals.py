@@ -61,7 +61,8 @@ def main() -> None:
                 "message": result.message[:160],
             }
             if lab.spec.sweep is not None:  # the curve the learner sees: (x, y) per timed size
-                row["sweep"] = sweep_points(lab.spec.sweep, {m["index"]: m for m in metrics})
+                occupancies = {o["index"]: o for o in (result.occupancy or {}).get("sizes") or []}
+                row["sweep"] = sweep_points(lab.spec.sweep, {m["index"]: m for m in metrics}, occupancies)
             rows.append(row)
             goals = "; ".join(f"{g['name']}={g['measured']} (target {g['target']}, {g['met']})" for g in row["goals"])
             mark = "ok" if ok else "FAIL"

@@ -170,6 +170,9 @@ class SweepSpec(Model):
 
     title: str
     x: str  # formula of the sizes
+    # resident_warps: x is the driver's resident warps per SM at each size (blocks per SM x warps per block, as
+    # the cuda backend measured it for the compiled kernel), `x` only where that is missing
+    x_measured: Literal["resident_warps"] | None = None
     x_title: str
     y: Literal["ns_per", "bandwidth_pct", "gbps"]
     per: str = "1"  # for ns_per: the median time is divided by this formula of the sizes
