@@ -436,7 +436,7 @@ def _run_job(job: Job, emit: Emit, backend: str, uid: int | None, module_rules: 
         )
     sweep = job.exercise.harness.sweep
     if sweep is not None and verdict == "accepted" and judge.gpu is not None:  # the sizes are the sweep's points
-        curve = sweep_figure(sweep, judge.gpu.metrics, judge.label)
+        curve = sweep_figure(sweep, judge.gpu.metrics, judge.label, judge.gpu.occupancies)
         if curve is not None:
             judge.figure(curve)
     if state.occupancy is not None:

@@ -73,7 +73,7 @@ class ArgSpec(Model):
 
     name: str
     role: Literal["in", "out", "scalar"]
-    dtype: Literal["float32", "float64", "int32", "int64", "uint32"] = "float32"
+    dtype: Literal["float16", "float32", "float64", "int32", "int64", "uint32"] = "float32"
     shape: list[str] = Field(default_factory=list)  # formulas of the sizes
     init: Literal["uniform", "normal", "randint", "arange"] = "uniform"
     value: str | None = None  # formula of the sizes, for scalars
@@ -170,6 +170,9 @@ class SweepSpec(Model):
 
     title: str
     x: str  # formula of the sizes
+    # resident_warps: x is the driver's resident warps per SM at each size (blocks per SM x warps per block, as
+    # the cuda backend measured it for the compiled kernel), `x` only where that is missing
+    x_measured: Literal["resident_warps"] | None = None
     x_title: str
     y: Literal["ns_per", "bandwidth_pct", "gbps"]
     per: str = "1"  # for ns_per: the median time is divided by this formula of the sizes

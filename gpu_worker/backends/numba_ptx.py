@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -126,6 +127,9 @@ def analyse(source_path: Path, entry: str, types_spec: list[list[Any]], cc: tupl
     try:
         stats, _ = ptxas.assemble(ptx_path, arch=arch)
     except (OSError, RuntimeError) as exc:
+        unlinked = unlinked_call(str(exc))
+        if unlinked is not None:  # no GPU could load it either: the harness loads the PTX alone (module doc)
+            return {"ok": False, "kind": "compile_error", "message": unlinked, "diagnostic": {"message": unlinked}}
         info.entry_symbol = symbol
         info.notes.append(f"registers and spills unknown: {exc}"[:500])
     else:
@@ -145,6 +149,25 @@ def analyse(source_path: Path, entry: str, types_spec: list[list[Any]], cc: tupl
         "symbol": symbol,
         "max_registers": int(max_registers) if max_registers else None,
     }
+
+
+def unlinked_call(ptxas_error: str) -> str | None:
+    """The learner's sentence when ptxas found a call into a library numba-cuda links and the harness does not.
+
+    numba-cuda lowers float16 arithmetic (`*`, `+` on two float16 values) to calls into its fp16 shim (C++
+    `__half` operators), linked at load time by Numba's own linker; the measuring process loads the PTX alone
+    with CuPy, so the GPU refuses it. Conversions (`float32(h)`, `float16(f)`) are plain `cvt` and need nothing.
+    """
+    match = re.search(r"Unresolved extern function '([^']+)'", ptxas_error)
+    if match is None:
+        return None
+    name = match.group(1)
+    if "__half" in name or "6__half" in name:
+        return (
+            "float16 arithmetic (a * b or a + b on two float16 values) calls numba-cuda's fp16 library, which "
+            "this harness does not link: convert each float16 to float32 (float32(h)) and compute in float32"
+        )
+    return f"your kernel calls an external function that this harness does not link ({name[:80]})"
 
 
 def ptx_with_max_registers(ptx: str, symbol: str, max_registers: int) -> str:

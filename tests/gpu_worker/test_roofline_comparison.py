@@ -48,6 +48,16 @@ def test_it_draws_the_largest_size_the_smaller_ones_the_history_and_the_referenc
     assert fig["layout"]["meta"]["source"] == "NVIDIA H200, cuda backend"
 
 
+def test_the_earlier_submissions_and_this_one_are_joined_oldest_first_as_a_path():
+    history = [point(150e9, "#7, step 2"), point(20e9, "#5, step 1")]  # newest first, as the web sends it
+    fig = roofline_figure(
+        "NVIDIA H200, cuda backend", 1 / 12, H200, sizes=[point(300e9, "n=16,777,213")], history=history
+    )
+    assert traces(fig)["your path, oldest to this one"]["y"] == [20e9, 150e9, 300e9]
+    alone = roofline_figure("NVIDIA H200, cuda backend", 1 / 12, H200, sizes=[point(300e9, "n=16,777,213")])
+    assert "your path, oldest to this one" not in traces(alone)
+
+
 def test_one_timed_size_has_no_smaller_sizes_trace():
     fig = roofline_figure("NVIDIA H200, cuda backend", 1 / 12, H200, sizes=[point(300e9, "n=16,777,213")])
     assert set(traces(fig)) == {"memory roof 4.27 TB/s (measured)", "FP32 roof (measured)", "this submission"}
