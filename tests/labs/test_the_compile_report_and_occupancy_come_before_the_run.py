@@ -8,7 +8,6 @@ How fast this is, is measured in `bench/pipeline.py` (docs/benchmarks.md), never
 from __future__ import annotations
 
 import pytest
-from django.db import connection
 
 from gpu_worker.exercise.labspec import find_lab
 from labs import services
@@ -20,14 +19,8 @@ CASES = {case.name: case for case in find_lab("vector-add").cases}
 
 
 @pytest.fixture(scope="module")
-def workers(django_db_setup, django_db_blocker):
-    processes.purge_queues("sim", "web")
-    db_url = processes.database_url(connection.settings_dict)
-    web = processes.start_web_worker(db_url)
-    sim = processes.start_sim_worker()
-    yield web, sim
-    sim.stop()
-    web.stop()
+def workers(sim_pipeline):
+    return sim_pipeline
 
 
 def events_of(user, language: str, case: str):
