@@ -93,13 +93,13 @@ def _parent(pid: int) -> int:
         return 0
 
 
-def running_run(max_attempts: int) -> Submission | None:
-    """A run being worked on now that another kill cannot push past the attempt cap."""
-    return (
-        Submission.objects.filter(status="running", attempts__lt=max_attempts, attempts__gt=0)
-        .order_by("started_at")
-        .first()
-    )
+def running_run(attempts_below: int) -> Submission | None:
+    """The run the worker is on now, if a kill would leave it under `attempts_below` attempts; else None.
+
+    The worker's run is the one with the latest lease: rows of lost attempts stay running until theirs runs out.
+    """
+    latest = Submission.objects.filter(status="running", attempts__gt=0).order_by("-lease_until").first()
+    return latest if latest is not None and latest.attempts < attempts_below else None
 
 
 @dataclass
