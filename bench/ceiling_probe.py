@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.standalone import table  # noqa: E402
-from gpu_worker import calibrate  # noqa: E402
-from gpu_worker.device_info import Nvml, device_facts  # noqa: E402
+from gpu_worker.measurement import calibrate  # noqa: E402
+from gpu_worker.measurement.device_info import Nvml, device_facts  # noqa: E402
 
 CHAINS = r"""
 template <int C>
@@ -91,7 +91,7 @@ def _sustained(module: Any, facts: Any, nvml: Nvml, seconds: float = 2.0) -> dic
 def _chains(facts: Any) -> dict[str, float]:
     import cupy as cp
 
-    from gpu_worker.timing import measure
+    from gpu_worker.measurement.timing import measure
 
     module = cp.RawModule(code=CHAINS, options=("--std=c++17",))
     out = cp.zeros(1, dtype=cp.float32)

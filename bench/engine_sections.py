@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT))
 from bench import kernels  # noqa: E402
 from bench.standalone import table  # noqa: E402
 from gpu_worker.engine import run_job  # noqa: E402
-from gpu_worker.labspec import find_lab  # noqa: E402
+from gpu_worker.exercise.labspec import find_lab  # noqa: E402
 from gpu_worker.protocol import Event, Job, Result  # noqa: E402
 
 _ids = itertools.count(50_000)

@@ -90,7 +90,7 @@ def learners_with_sessions(count: int) -> list[str]:
 
 
 def sources() -> list[tuple[str, str]]:
-    from gpu_worker.labspec import find_lab
+    from gpu_worker.exercise.labspec import find_lab
 
     cases = {case.name: case for case in find_lab("vector-add").cases}
     return [("numba", cases["reference-numba"].source), ("numba", cases["syntax-error-numba"].source)]

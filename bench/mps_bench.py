@@ -55,7 +55,7 @@ def _largest_median_ms(result: dict[str, Any]) -> float | None:
 def worker(args: argparse.Namespace) -> int:
     """Run `args.jobs` jobs back to back from `args.start_at`; write each job's facts to `args.out`."""
     from gpu_worker.engine import run_job
-    from gpu_worker.labspec import find_lab
+    from gpu_worker.exercise.labspec import find_lab
     from gpu_worker.protocol import Job
 
     backend = "sim" if args.dry_run else "cuda"

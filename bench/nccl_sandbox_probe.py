@@ -1,4 +1,4 @@
-"""Whether NCCL works inside a multi-GPU job's sandbox (gpu_worker.nccl_child), printed as JSON.
+"""Whether NCCL works inside a multi-GPU job's sandbox (gpu_worker.isolation.nccl_child), printed as JSON.
 
     python3 bench/nccl_sandbox_probe.py --gpus 2 --out "$OUT/sandbox-nccl.json"
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gpu_worker.nccl_child import probe  # noqa: E402
+from gpu_worker.isolation.nccl_child import probe  # noqa: E402
 
 
 def main() -> int:

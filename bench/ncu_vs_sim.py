@@ -6,10 +6,10 @@ Two sides, one table:
     python3 bench/ncu_vs_sim.py --side gpu --sim bench/results/sim-memtrace.json --out DIR   # the GPU, as root
 
 The sim side runs each kernel of `bench/memory_kernels.py` once on Numba's
-simulator under `gpu_worker.memtrace` and writes, per kernel, the totals the
+simulator under `gpu_worker.science.memtrace` and writes, per kernel, the totals the
 way ncu aggregates them: total sectors over total requests for global loads
 and stores, total wavefronts (ways) over total shared-memory instructions. The
-GPU side runs each kernel once under ncu (`gpu_worker.ncu`'s command line and
+GPU side runs each kernel once under ncu (`gpu_worker.measurement.ncu`'s command line and
 parser; a small child process per kernel, this file with `--child`) and writes
 DIR/ncu-vs-sim.md (kernel | metric | sim | ncu | ratio | within 10%?),
 DIR/ncu-vs-sim.json and each raw ncu log, DIR/ncu-<kernel>.csv.
@@ -37,7 +37,7 @@ SharedMemoryConflicts.py, computes "N-way" the same way); the tracer's are the
 most distinct words one bank is asked for, per request, averaged.
 
 On the GPU: numba 0.68 with NumPy 2.5 (numpy.row_stack is set back before numba
-imports), ncu found as `gpu_worker.ncu.find_ncu` finds it, run as root (the
+imports), ncu found as `gpu_worker.measurement.ncu.find_ncu` finds it, run as root (the
 counters need it unless the driver allows every user).
 """
 
@@ -61,7 +61,7 @@ sys.path.insert(0, str(ROOT))
 from bench.memory_kernels import KERNELS, MemoryKernel  # noqa: E402
 
 TOLERANCE = 0.10
-# (metric, sim key, how the ncu value is made from gpu_worker.ncu's facts and raw counters)
+# (metric, sim key, how the ncu value is made from gpu_worker.measurement.ncu's facts and raw counters)
 METRICS = (
     ("global load sectors/request", "global_load_sectors_per_request"),
     ("global store sectors/request", "global_store_sectors_per_request"),
@@ -116,7 +116,7 @@ def sim_side(out: Path) -> dict[str, Any]:
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"  # before numba is imported
     import numpy as np
 
-    from gpu_worker.memtrace import analyse_launch
+    from gpu_worker.science.memtrace import analyse_launch
 
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="memory-kernels-") as folder:
@@ -185,7 +185,7 @@ def child(name: str) -> None:
 
 
 def ncu_values(facts: dict[str, Any], warps: int) -> dict[str, Any]:
-    """gpu_worker.ncu's facts in the sim side's keys."""
+    """gpu_worker.measurement.ncu's facts in the sim side's keys."""
     raw = facts.get("raw", {})
     out = {k: facts.get(k) for k in (m[1] for m in METRICS[:4])}
     for key, metric in NCU_REQUESTS.items():
@@ -257,7 +257,7 @@ def _device() -> str:
 
 def gpu_side(sim_path: Path, out: Path) -> dict[str, Any]:
     """Every kernel once under ncu, compared with the sim side's file."""
-    from gpu_worker import ncu
+    from gpu_worker.measurement import ncu
 
     sim = json.loads(sim_path.read_text())
     tool = ncu.find_ncu()

@@ -234,7 +234,7 @@ async def run_jobs(
 ) -> dict[str, Any]:
     from asgiref.sync import sync_to_async
 
-    from gpu_worker.labspec import find_lab
+    from gpu_worker.exercise.labspec import find_lab
 
     sources = {case.language: case.source for case in find_lab(EXERCISE).cases if case.name.startswith("reference")}
     user = await sync_to_async(_make_student)()
@@ -264,7 +264,7 @@ async def run_concurrent(languages: list[str], learners: int, timeout: float, se
     """`learners` students at once, each submitting the reference again as soon as their last run is done."""
     from asgiref.sync import sync_to_async
 
-    from gpu_worker.labspec import find_lab
+    from gpu_worker.exercise.labspec import find_lab
 
     sources = {case.language: case.source for case in find_lab(EXERCISE).cases if case.name.startswith("reference")}
     users = [await sync_to_async(_make_student)(f"learner{i}") for i in range(learners)]

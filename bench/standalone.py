@@ -18,9 +18,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench import kernels  # noqa: E402
-from gpu_worker import calibrate, stats  # noqa: E402
-from gpu_worker.device_info import Nvml, device_facts  # noqa: E402
-from gpu_worker.timing import TimingConfig, measure  # noqa: E402
+from gpu_worker.measurement import calibrate, stats  # noqa: E402
+from gpu_worker.measurement.device_info import Nvml, device_facts  # noqa: E402
+from gpu_worker.measurement.timing import TimingConfig, measure  # noqa: E402
 
 
 def table(header: list[str], rows: list[list[Any]]) -> str:
@@ -275,7 +275,7 @@ def section_occupancy() -> tuple[str, dict[str, Any]]:
 
     facts = device_facts()
     try:
-        from gpu_worker import occupancy as occ_mod
+        from gpu_worker.science import occupancy as occ_mod
     except ImportError:
         occ_mod = None
     srcs = {

@@ -24,9 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from gpu_worker import spare  # noqa: E402
 from gpu_worker.engine import run_job  # noqa: E402
-from gpu_worker.labspec import find_lab  # noqa: E402
+from gpu_worker.exercise.labspec import find_lab  # noqa: E402
+from gpu_worker.isolation import spare  # noqa: E402
 from gpu_worker.protocol import Event, Job  # noqa: E402
 
 _ids = itertools.count(70_000)

@@ -23,7 +23,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from gpu_worker.engine import run_job
-from gpu_worker.labspec import Lab, LabError, find_lab, load_all
+from gpu_worker.exercise.labspec import Lab, LabError, find_lab, load_all
 from gpu_worker.protocol import LANGUAGES, Event, ExerciseRef, Job, Result
 
 USAGE_ERROR = 2
@@ -153,7 +153,7 @@ def _cmd_occupancy(rest: list[str]) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from gpu_worker.service import serve  # Celery is imported only by the worker process
+    from gpu_worker.worker.service import serve  # Celery is imported only by the worker process
 
     serve(pool=args.pool, loglevel=args.loglevel, name=args.name, lane=args.lane)
     return 0
@@ -207,7 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["occupancy"]:
         return _cmd_occupancy(argv[1:])
     if argv[:1] == ["calibrate"]:  # needs a GPU; imported only when asked for
-        from gpu_worker.calibrate import main as calibrate_main
+        from gpu_worker.measurement.calibrate import main as calibrate_main
 
         return calibrate_main(argv[1:])
     args = parser().parse_args(argv)

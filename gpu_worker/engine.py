@@ -27,17 +27,20 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from gpu_worker import analysis, checker, goals, profiling, sandbox, spare, uid_pool, wire
+from gpu_worker import profiling
 from gpu_worker.backends import device_name
+from gpu_worker.exercise import checker, goals
+from gpu_worker.exercise.formula import FormulaError, array_value
+from gpu_worker.exercise.inputs import input_arrays, job_seed, shape_of
+from gpu_worker.exercise.launch import LaunchRejected, resolve_launch
+from gpu_worker.figures import analysis
 from gpu_worker.figures.sweep import sweep_figure
-from gpu_worker.formula import FormulaError, array_value
-from gpu_worker.gpu_lock import open_worker_lock_fd
-from gpu_worker.gpu_report import GpuReport, load_ceilings
-from gpu_worker.inputs import input_arrays, job_seed, shape_of
-from gpu_worker.launch import LaunchRejected, resolve_launch
-from gpu_worker.message_budget import RESULT_BYTES, Budget, OverBudget
+from gpu_worker.isolation import sandbox, spare, uid_pool, wire
+from gpu_worker.isolation.message_budget import RESULT_BYTES, Budget, OverBudget
+from gpu_worker.isolation.wire import WireError, WireOverflow
+from gpu_worker.measurement.gpu_lock import open_worker_lock_fd
+from gpu_worker.measurement.gpu_report import GpuReport, load_ceilings
 from gpu_worker.protocol import MAX_SOURCE_BYTES, CheckInfo, CompileInfo, Diagnostic, Event, Job, Limits, Result
-from gpu_worker.wire import WireError, WireOverflow
 
 FIRST_SEQ = 2
 FINAL_TYPES = frozenset({"finished", "not_run", "compile_error", "rejected", "runtime_error", "error"})
@@ -69,7 +72,7 @@ class _State:
 
 def _entry_present(language: str, source: str, entry: str) -> bool:
     name = re.escape(entry)
-    if language == "numba":
+    if language in ("numba", "triton"):
         return re.search(rf"^\s*def\s+{name}\s*\(", source, re.MULTILINE) is not None
     return re.search(rf"\b{name}\s*\(", source) is not None
 
@@ -83,7 +86,7 @@ def _precheck(job: Job) -> str | None:
     if size > MAX_SOURCE_BYTES:
         return f"your file is {size} bytes, over the limit of {MAX_SOURCE_BYTES} bytes"
     if not _entry_present(exercise.language, job.source, exercise.entry):
-        kind = "def" if exercise.language == "numba" else 'extern "C" __global__ void'
+        kind = "def" if exercise.language in ("numba", "triton") else 'extern "C" __global__ void'
         return f"no kernel named {exercise.entry!r} in your file (expected `{kind} {exercise.entry}(...)`)"
     return None
 
@@ -94,7 +97,11 @@ def _runs(job: Job, backend: str) -> list[dict[str, Any]]:
     size_sets = harness.sizes.get(backend)  # type: ignore[call-overload]
     if not size_sets:
         raise LaunchRejected(f"this exercise has no sizes for the {backend} backend")
-    spec = job.launch or harness.launch
+    language = job.exercise.language
+    if language == "triton" and harness.triton is None:
+        raise LaunchRejected("this exercise does not say how to launch a Triton kernel (its lab.yaml has no 'triton')")
+    # A learner's chosen block size is a CUDA launch; a Triton kernel's block is its num_warps.
+    spec = harness.launch_for(language) if language == "triton" else job.launch or harness.launch
     runs = []
     for index, sizes in enumerate(size_sets):
         config = resolve_launch(spec, sizes)
@@ -266,7 +273,7 @@ def _verdict(state: _State, run: sandbox.SandboxRun, runs: list[dict[str, Any]],
 def run_job(job: Job, emit: Emit, backend: str = "sim", *, module_rules: bool = True) -> Result:
     """Run one job to its verdict, emitting events along the way; never raises for the learner's faults.
 
-    A root worker leases the job's uid first (gpu_worker.uid_pool): the job runs as it and the result names it.
+    A root worker leases the job's uid first (`isolation.uid_pool`): the job runs as it and the result names it.
     `module_rules=False` lets a CUDA Python module run code at import (`backends.module_rules` off): only
     the sandbox's tests ask for it, to put hostile code in front of the sandbox's walls.
     """
@@ -337,6 +344,8 @@ def _run_job(job: Job, emit: Emit, backend: str, uid: int | None, module_rules: 
     device = backend_name
     try:
         device = device_name(backend_name)
+        if backend_name == "sim" and job.exercise.language == "triton":
+            device = TRITON_INTERPRETER
     except (ImportError, ValueError) as exc:
         send("started", backend=backend_name, device=device, worker=_worker(backend_name))
         return finish("error", f"the {backend_name} backend is not available on this worker: {exc}")
@@ -358,7 +367,7 @@ def _run_job(job: Job, emit: Emit, backend: str, uid: int | None, module_rules: 
     if rejection:
         return finish("rejected", rejection, sandbox=isolation)
     request = _request(job, backend_name, runs, module_rules)
-    judge = _Judge(job, runs, send, analysis.source_label(backend_name, device))
+    judge = _Judge(job, runs, send, analysis.source_label(backend_name, device, job.exercise.language))
     lock_fd = None
     if backend_name == "cuda":  # GPU measurements: occupancy and timing per size, under the per-GPU lock
         judge.gpu = GpuReport(job, runs, send, judge.state.checks, load_ceilings())
@@ -427,7 +436,7 @@ def _run_job(job: Job, emit: Emit, backend: str, uid: int | None, module_rules: 
         )
     sweep = job.exercise.harness.sweep
     if sweep is not None and verdict == "accepted" and judge.gpu is not None:  # the sizes are the sweep's points
-        curve = sweep_figure(sweep, judge.gpu.metrics, judge.label)
+        curve = sweep_figure(sweep, judge.gpu.metrics, judge.label, judge.gpu.occupancies)
         if curve is not None:
             judge.figure(curve)
     if state.occupancy is not None:
@@ -471,9 +480,19 @@ def _request(job: Job, backend: str, runs: list[dict[str, Any]], module_rules: b
         "args": [a.model_dump() for a in job.exercise.harness.args_for(job.exercise.language)],
         "runs": runs,
         "module_rules": module_rules,
+        **_triton_options(job),
     }
 
 
+def _triton_options(job: Job) -> dict[str, Any]:
+    """`{"triton": {constexprs, num_warps, num_stages}}` for a Triton job: what the compile process compiles in."""
+    triton = job.exercise.harness.triton
+    if job.exercise.language != "triton" or triton is None:
+        return {}
+    return {"triton": triton.model_dump(include={"constexprs", "num_warps", "num_stages"})}
+
+
+TRITON_INTERPRETER = "Triton interpreter (CPU, TRITON_INTERPRET=1): correctness only, not timed"
 PROFILE_FIRST_SEQ = 10_000  # a profile's events follow the run's, whatever their count
 
 
@@ -521,7 +540,7 @@ def start_first_spare(backend: str) -> bool:
 
 
 def _take_spare(backend: str, limits: Limits, extra: int) -> spare.Spare | None:
-    """The ready spare for this job (see `gpu_worker.spare`), and the next one started; None: start cold."""
+    """The ready spare for this job (see `gpu_worker.isolation.spare`), and the next one started; None: start cold."""
     if not spare.enabled():
         return None
     warm = spare.take(backend, limits, extra)

@@ -17,8 +17,8 @@ import sys
 from collections.abc import Sequence
 from typing import IO, Any
 
-from gpu_worker.archs import SUPPORTED_ARCHES
-from gpu_worker.occupancy import occupancy
+from gpu_worker.science.archs import SUPPORTED_ARCHES
+from gpu_worker.science.occupancy import occupancy
 
 REQUIRED = ("arch", "threads_per_block", "registers_per_thread")
 OPTIONAL = (

@@ -4,10 +4,10 @@
 (timing never runs under the profiler): the same request with
 `"profile": {"index": i}` for the largest size, so the child compiles, makes
 the inputs, launches the kernel once and sends `profiled` then `finished`. The
-sandbox starts it as `ncu ... python -m gpu_worker.child ...` (`wrapper`),
+sandbox starts it as `ncu ... python -m gpu_worker.isolation.child ...` (`wrapper`),
 with ncu's install folder visible read-only and one host folder writable for
 ncu's log. ncu starts as the sandbox's first user (root on a GPU worker) and
-the child drops to the job's uid (gpu_worker.uid_pool) only after ncu has started it, so the log folder
+the child drops to the job's uid (gpu_worker.isolation.uid_pool) only after ncu has started it, so the log folder
 (0700, the worker's) is out of the learner's reach and its counters cannot be
 forged. A worker that runs unprivileged maps both to uid 65534, and there the
 learner's code could write the log: the facts then mislead at worst the
@@ -19,7 +19,7 @@ per-GPU lock is held by the child around the profiled launch, so no timed run
 of another job shares the GPU with ncu's replays.
 
 Nothing here raises for the learner's faults or ncu's: the result is either the
-facts of `gpu_worker.ncu.summarize` with `available: True`, or
+facts of `gpu_worker.measurement.ncu.summarize` with `available: True`, or
 `{available: False, reason: ...}` in a sentence. `WARPLAB_PROFILE=0` turns
 profiling off.
 """
@@ -34,10 +34,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gpu_worker import ncu, sandbox
-from gpu_worker.gpu_lock import open_worker_lock_fd
-from gpu_worker.metrics import work_metrics
+from gpu_worker.isolation import sandbox
+from gpu_worker.measurement import ncu
+from gpu_worker.measurement.gpu_lock import open_worker_lock_fd
 from gpu_worker.protocol import Job, Limits
+from gpu_worker.science.metrics import work_metrics
 
 SWITCH_ENV = "WARPLAB_PROFILE"
 PROFILE_WALL_SECONDS = 60.0

@@ -20,7 +20,8 @@ from gpu_worker.datacenter.spec import PolicySpec
 PROTOCOL_VERSION: Literal[1] = 1
 MAX_SOURCE_BYTES = 64 * 1024
 
-Language = Literal["numba", "cuda", "policy"]  # policy: a cluster scheduling policy in Python (module 6)
+# policy: a cluster scheduling policy in Python (module 6); triton: `@triton.jit` kernels (backends.triton_ptx)
+Language = Literal["numba", "cuda", "triton", "policy"]
 Backend = Literal["sim", "cuda"]
 Verdict = Literal[
     "accepted",
@@ -42,14 +43,15 @@ EventType = Literal[
     "timing",
     "metrics",
     "figure",
-    "memory",  # sectors per request and bank conflicts from the simulator's trace (gpu_worker.memtrace)
+    "memory",  # sectors per request and bank conflicts from the simulator's trace (gpu_worker.science.memtrace)
     "profile",  # Nsight Compute's counters for the largest size, in words (gpu_worker.profiling)
     "log",
     "done",
     "error",
 ]
-LANGUAGES: tuple[str, ...] = ("numba", "cuda", "policy")
-SOURCE_SUFFIX = {"numba": ".py", "cuda": ".cu", "policy": ".py"}
+LANGUAGES: tuple[str, ...] = ("numba", "cuda", "triton", "policy")
+# A lab's files per language: `starter.py` (Numba), `starter.cu`, `starter.triton.py`; a policy lab offers only .py.
+SOURCE_SUFFIX = {"numba": ".py", "cuda": ".cu", "triton": ".triton.py", "policy": ".py"}
 
 
 class Model(BaseModel):
@@ -71,7 +73,7 @@ class ArgSpec(Model):
 
     name: str
     role: Literal["in", "out", "scalar"]
-    dtype: Literal["float32", "float64", "int32", "int64", "uint32"] = "float32"
+    dtype: Literal["float16", "float32", "float64", "int32", "int64", "uint32"] = "float32"
     shape: list[str] = Field(default_factory=list)  # formulas of the sizes
     init: Literal["uniform", "normal", "randint", "arange"] = "uniform"
     value: str | None = None  # formula of the sizes, for scalars
@@ -102,6 +104,24 @@ class LaunchChoices(Model):
         return LaunchSpec(block=[str(block)], grid=[re.sub(r"\bblock\b", str(block), g) for g in self.grid])
 
 
+class TritonLaunch(Model):
+    """How a Triton kernel is compiled and launched: its grid of programs and its `tl.constexpr` block sizes.
+
+    `grid` are formulas of the sizes (programs per axis, like `triton.cdiv(n, BLOCK)` written `ceil_div(n, 1024)`);
+    `constexprs` are compiled into the kernel, one value for every size (a kernel loops over what does not fit);
+    each program runs as one CUDA block of `num_warps` * 32 threads.
+    """
+
+    grid: list[str] = Field(min_length=1, max_length=3)
+    constexprs: dict[str, int] = Field(default_factory=dict)
+    num_warps: Literal[1, 2, 4, 8, 16, 32] = 4
+    num_stages: int = Field(default=3, ge=1, le=8)
+
+    def launch(self) -> LaunchSpec:
+        """The launch the engine resolves per size: the grid, and blocks of the kernel's threads."""
+        return LaunchSpec(block=[str(self.num_warps * 32)], grid=list(self.grid))
+
+
 class Tolerance(Model):
     rtol: float = 1e-5
     atol: float = 1e-6
@@ -125,7 +145,7 @@ GoalMetric = Literal[
 
 
 class GoalSpec(Model):
-    """What "done" means beyond correct: one measured figure against a target (judged by `gpu_worker.goals`).
+    """What "done" means beyond correct: one measured figure against a target (judged by `gpu_worker.exercise.goals`).
 
     `sectors_per_request` (at most: the worst global load or store site, simulator) and `bank_conflict_ways`
     (at most: the worst shared-memory site, simulator), `lanes_per_request` (at least: the site whose warps ran
@@ -150,6 +170,9 @@ class SweepSpec(Model):
 
     title: str
     x: str  # formula of the sizes
+    # resident_warps: x is the driver's resident warps per SM at each size (blocks per SM x warps per block, as
+    # the cuda backend measured it for the compiled kernel), `x` only where that is missing
+    x_measured: Literal["resident_warps"] | None = None
     x_title: str
     y: Literal["ns_per", "bandwidth_pct", "gbps"]
     per: str = "1"  # for ns_per: the median time is divided by this formula of the sizes
@@ -175,6 +198,11 @@ class Harness(Model):
     sweep: SweepSpec | None = None
     launch_choices: LaunchChoices | None = None  # block sizes the learner may pick, instead of `launch`
     policy: PolicySpec | None = None  # a scheduling exercise (gpu_worker.datacenter)
+    triton: TritonLaunch | None = None  # the Triton language's grid and constexprs (a lab offering `triton`)
+
+    def launch_for(self, language: str) -> LaunchSpec:
+        """The launch of one language: Triton's grid of programs, else the lab's CUDA launch."""
+        return self.triton.launch() if language == "triton" and self.triton is not None else self.launch
 
     def args_for(self, language: str) -> list[ArgSpec]:
         return [a for a in self.args if a.languages is None or language in a.languages]
@@ -184,7 +212,7 @@ class Harness(Model):
 
 
 class Limits(Model):
-    """A run's resources; `gpus` is how many GPUs one run needs (gpu_worker.placement)."""
+    """A run's resources; `gpus` is how many GPUs one run needs (gpu_worker.isolation.placement)."""
 
     wall_seconds: float = 30.0
     cpu_seconds: int = 60
@@ -303,7 +331,7 @@ class Result(Model):
     timing: dict[str, Any] | None = None
     metrics: dict[str, Any] | None = None
     occupancy: dict[str, Any] | None = None
-    memory: dict[str, Any] | None = None  # a gpu_worker.memtrace_report.MemoryReport, from the sim backend
+    memory: dict[str, Any] | None = None  # a gpu_worker.science.memtrace_report.MemoryReport, from the sim backend
     profile: dict[str, Any] | None = None  # Nsight Compute's facts (gpu_worker.profiling), cuda backend only
     figures: list[dict[str, Any]] = Field(default_factory=list)
     sandbox: dict[str, Any] = Field(default_factory=dict)
@@ -311,5 +339,7 @@ class Result(Model):
     output: str = ""  # what the learner's code printed, capped
     output_truncated: bool = False
     elapsed_seconds: float | None = None
-    goals: list[dict[str, Any]] = Field(default_factory=list)  # gpu_worker.goals.GoalResult, judged on this backend
+    goals: list[dict[str, Any]] = Field(
+        default_factory=list
+    )  # gpu_worker.exercise.goals.GoalResult, judged on this backend
     goals_met: bool | None = None  # None: no goal could be judged on this backend

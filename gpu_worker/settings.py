@@ -27,7 +27,9 @@ class WorkerSettings(BaseSettings):
     )
     backend: Literal["sim", "cuda"] = "sim"
     pool: str = "sim"  # "sim", or a GPU pool such as "h200.full" or "h200.mps30"
-    gpus: int = Field(default=1, ge=1)  # GPUs this worker owns (gpu_worker.placement), with CUDA_VISIBLE_DEVICES
+    gpus: int = Field(
+        default=1, ge=1
+    )  # GPUs this worker owns (gpu_worker.isolation.placement), with CUDA_VISIBLE_DEVICES
     # What this worker's slice is, as the fleet planner exported it: mps and timeslice share the GPU,
     # so every timing taken there is flagged "shared GPU: indicative". Empty: not said (a whole GPU).
     slice_kind: Literal["", "full", "mig", "mps", "timeslice"] = ""
@@ -48,8 +50,11 @@ class WorkerSettings(BaseSettings):
     restore_seconds: int = 30  # how often this worker looks for such jobs of dead consumers to restore
     # The heartbeat key lives three intervals, so one missed beat does not drop the worker from the fleet.
     heartbeat_seconds: float = 10.0
-    # A cached calibration of the same GPU and driver is reused while younger than this.
+    # A cached calibration of the same GPU and driver is reused while younger than this; a healthy one
+    # older than that but younger than `calibration_serve_age` is served at once while the worker
+    # measures again in the background (a cold worker is ready in seconds, not after a calibration).
     calibration_max_age: float = 24 * 3600.0
+    calibration_serve_age: float = 7 * 24 * 3600.0
     calibration_timeout: float = 600.0  # one calibration subprocess, CUDA start-up and compilation included
     recalibrate_seconds: float = 600.0  # how often a worker out of service measures again
     remeasure_pause_seconds: float = 20.0  # idle before a low reading is measured once more (the card cools)

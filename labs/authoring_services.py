@@ -1,6 +1,6 @@
 """Labs authored in the browser: save a draft (edited or uploaded as a zip), validate it, publish it, download it.
 
-Validation loads the draft exactly as `sync_labs` loads a folder (`gpu_worker.labspec.load_lab`, which names the
+Validation loads the draft exactly as `sync_labs` loads a folder (`gpu_worker.exercise.labspec.load_lab`, naming the
 file and field of any fault), writes it into a hidden, unpublished draft exercise (`<slug>-draft`) and runs
 every sample case through the normal submit path on the `sim` queue. Publishing needs every sample finished
 with the verdict it must get on `sim`; it copies the draft into the live exercise `<slug>` with the next
@@ -23,7 +23,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
 
-from gpu_worker.labspec import LabError, ModuleSpec, load_lab
+from gpu_worker.exercise.labspec import LabError, ModuleSpec, load_lab
 from labs import course_access, services
 from labs.course_services import CourseInputError
 from labs.models import Exercise, LabDraft, Module, Submission

@@ -1,4 +1,4 @@
-"""The execution fleet as its workers' heartbeats say (see `gpu_worker.heartbeat`): read from the broker's Redis.
+"""The execution fleet as its workers' heartbeats say (see `gpu_worker.worker.heartbeat`): read from the broker's Redis.
 
 Each worker writes `<broker prefix>warplab:worker:<name>` as JSON and renews it;
 a key that stopped being renewed has expired, so what is found is what is alive.
@@ -16,8 +16,8 @@ import redis
 from django.conf import settings
 from django.utils import timezone
 
-from gpu_worker.calibrate import CEILING_INFO
-from gpu_worker.heartbeat import CALIBRATING, OUT_OF_SERVICE, SERVING, STARTING, key_for
+from gpu_worker.measurement.calibrate import CEILING_INFO
+from gpu_worker.worker.heartbeat import CALIBRATING, OUT_OF_SERVICE, SERVING, STARTING, key_for
 
 
 def key_pattern() -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import redis
 
-from gpu_worker.heartbeat import SERVING
+from gpu_worker.worker.heartbeat import SERVING
 from labs import fleet, fleet_routing
 from labs.models import Exercise
 

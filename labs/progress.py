@@ -1,7 +1,7 @@
 """A learner's progress per exercise and module, read from their runs: not tried, tried, solved, fast.
 
 `solved`: a run was accepted; `fast`: an accepted run also met every goal the backend could judge
-(`result.goals_met`, from `gpu_worker.goals`); `tried`: runs, none accepted. Read-only: nothing here
+(`result.goals_met`, from `gpu_worker.exercise.goals`); `tried`: runs, none accepted. Read-only: nothing here
 changes state. The states are ordered, so a better run always wins and a new state slots in by rank.
 """
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from gpu_worker.analysis import result_point
+from gpu_worker.figures.analysis import result_point
 from gpu_worker.protocol import RooflinePoint
 from labs.models import Submission
 from labs.models.run import Status, Verdict

@@ -24,7 +24,7 @@ from django.contrib.auth.models import Group, Permission, User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from gpu_worker.labspec import Lab, LabError, load_all
+from gpu_worker.exercise.labspec import Lab, LabError, load_all
 from gpu_worker.protocol import LANGUAGES, MAX_SOURCE_BYTES, Event, ExerciseRef, Harness, Job, Result
 from labs import fleet, fleet_routing, languages, ledger, limits
 from labs.lessons.registry import unknown_figures

@@ -318,7 +318,7 @@ export function eventSentence(ev) {
   }
 }
 
-/** One goal of the verdict's checklist (gpu_worker.goals.GoalResult) as a line: its reason, then its hint. */
+/** One goal of the verdict's checklist (gpu_worker.exercise.goals.GoalResult) as a line: its reason, then its hint. */
 export function goalText(goal) {
   if (!goal) return "";
   const reason = goal.reason || goal.name || "";

@@ -1,7 +1,7 @@
 """The interface every backend implements, and the error that carries a learner's verdict.
 
 A backend lives in the sandboxed child. The child calls `compile` once, then
-`launch` once per size with arguments made by `gpu_worker.inputs`, and sends
+`launch` once per size with arguments made by `gpu_worker.exercise.inputs`, and sends
 the outputs back to the engine, which checks them. `compile` and `launch`
 raise `LearnerError` when the learner's code is at fault (the verdict rides on
 it); any other exception is an infrastructure failure.
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpu_worker.launch import LaunchConfig
+from gpu_worker.exercise.launch import LaunchConfig
 from gpu_worker.protocol import ArgSpec, CheckInfo, CompileInfo, Diagnostic, Language, Verdict
 
 
@@ -55,8 +55,19 @@ class Backend(ABC):
         """The device in words, e.g. 'NVIDIA H200 (MIG 3g.71gb)'."""
 
     @abstractmethod
-    def compile(self, language: Language, source: str, entry: str, args: list[ArgSpec], workdir: Path) -> Compiled:
-        """Compile `source` and find kernel `entry` taking `args`; raise LearnerError for the learner's faults."""
+    def compile(
+        self,
+        language: Language,
+        source: str,
+        entry: str,
+        args: list[ArgSpec],
+        workdir: Path,
+        options: dict[str, Any] | None = None,
+    ) -> Compiled:
+        """Compile `source` and find kernel `entry` taking `args`; raise LearnerError for the learner's faults.
+
+        `options` is the exercise's Triton launch (`protocol.TritonLaunch` as data) for a Triton kernel.
+        """
 
     @abstractmethod
     def launch(self, handle: Any, args: list[Any], config: LaunchConfig, check: Any = None) -> list[CheckInfo] | None:

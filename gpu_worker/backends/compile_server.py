@@ -7,6 +7,10 @@ file, `result()` reads its one JSON answer (bounded), `stop()` kills its
 whole process group, so nothing the learner's module did is alive while the
 kernel is measured. `learner_error` turns a failed answer into the verdict it
 earns.
+
+A Triton file gets a server of its own kind (`CompileServer("triton_ptx")`,
+`gpu_worker.backends.triton_ptx`), started cold when its job arrives: a spare
+warms the Numba one, which a Triton job stops unused.
 """
 
 from __future__ import annotations
@@ -33,16 +37,21 @@ def types_spec(args: list[ArgSpec]) -> list[list[Any]]:
     return [[a.dtype, 0 if a.role == "scalar" else len(a.shape)] for a in args]
 
 
-class CompileServer:
-    """One warm `numba_ptx --serve` process, for one learner's file."""
+SERVERS = ("numba_ptx", "triton_ptx")
 
-    def __init__(self) -> None:
+
+class CompileServer:
+    """One warm `numba_ptx --serve` (or `triton_ptx --serve`) process, for one learner's file."""
+
+    def __init__(self, module: str = "numba_ptx") -> None:
+        if module not in SERVERS:
+            raise ValueError(f"no compile server {module!r}")
         request_r, request_w = os.pipe()
         self._request_w: int | None = request_w
         read_fd, write_fd = os.pipe()
-        env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+        env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_ENABLE_CUDASIM", "TRITON_INTERPRET")}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gpu_worker.backends.numba_ptx", "--serve", str(request_r), str(write_fd)],
+            [sys.executable, "-m", f"gpu_worker.backends.{module}", "--serve", str(request_r), str(write_fd)],
             pass_fds=(request_r, write_fd),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,  # a kernel file prints nothing at import (module rules); kernels print later
@@ -67,9 +76,16 @@ class CompileServer:
                     break
                 self._chunks.append(chunk)
 
-    def compile(self, source: Path, entry: str, args: list[ArgSpec], cc: tuple[int, int]) -> None:
-        """Send the one request; the server switches to this process's uid before it reads `source`."""
+    def compile(
+        self, source: Path, entry: str, args: list[ArgSpec], cc: tuple[int, int], triton: dict[str, Any] | None = None
+    ) -> None:
+        """Send the one request; the server switches to this process's uid before it reads `source`.
+
+        `triton` is the exercise's Triton launch (constexprs, num_warps, num_stages) for a Triton server.
+        """
         request: dict[str, Any] = {"source": str(source), "entry": entry, "types": types_spec(args), "cc": list(cc)}
+        if triton is not None:
+            request["triton"] = triton
         request["drop_uid"] = os.getuid()
         request["unchecked"] = os.environ.get(UNCHECKED_ENV) == "1"  # the engine's choice, passed on
         fd, self._request_w = self._request_w, None
@@ -131,8 +147,11 @@ def start_spare() -> None:
     _spare = CompileServer()
 
 
-def take() -> CompileServer:
-    """The spare's warm server if there is one, else a fresh one (a cold start)."""
+def take(module: str = "numba_ptx") -> CompileServer:
+    """The spare's warm server if there is one of that kind, else a fresh one (a cold start)."""
+    if module != "numba_ptx":
+        discard_spare()
+        return CompileServer(module)
     global _spare
     server, _spare = _spare, None
     return server or CompileServer()
@@ -144,6 +163,37 @@ def discard_spare() -> None:
     server, _spare = _spare, None
     if server is not None:
         server.stop()
+
+
+def compile_answer(
+    module: str,
+    source: Path,
+    entry: str,
+    args: list[ArgSpec],
+    cc: tuple[int, int],
+    *,
+    timeout: float,
+    tool: str,
+    arch: str,
+    triton: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Compile in a server of kind `module` (the spare's when it is one) and return its good answer.
+
+    Raises the learner's LearnerError for their failures and RuntimeError for ours; the server is
+    stopped either way, so nothing the learner's module started outlives the compile.
+    """
+    server = take(module)
+    try:
+        server.compile(source, entry, args, cc, triton)
+        found = server.result(timeout=timeout)
+    finally:
+        server.stop()
+    if not found.get("ok"):
+        err = learner_error(found, str((found.get("info") or {}).get("tool") or tool), arch)
+        if err is None:
+            raise RuntimeError(f"the {tool} compiler failed: {found.get('message', '')}"[:1000])
+        raise err
+    return found
 
 
 def located(diagnostic: Diagnostic) -> str:

@@ -3,7 +3,7 @@
 - CUDA C++ goes through CuPy's `RawModule` (NVRTC, `-lineinfo --std=c++17`;
   CuPy itself adds `-arch=sm_XY` of the device and builds a cubin). CuPy's
   kernel cache is a fresh folder in the job's private /tmp, seeded with the
-  harness's own kernels (`gpu_worker.kernel_cache`), so no learner's binary is
+  harness's own kernels (`gpu_worker.measurement.kernel_cache`), so no learner's binary is
   ever loaded for another's job.
   NVRTC's log is turned into diagnostics at lines and columns of the learner's
   own file (the same parser as nvcc's).
@@ -13,13 +13,17 @@
   the inputs, launches, times and fingerprints, loads the PTX it hands back
   with CuPy and launches it through Numba's kernel ABI (`numba_abi`): it never
   imports learner code, so nothing the learner wrote can patch its clock.
+- Triton goes the same way (`triton_ptx` in the compile process, `triton_abi`
+  here): this process loads the cubin Triton made, checks its parameters against
+  the exercise's, and launches one block of `num_warps` * 32 threads per program
+  with the kernel's dynamic shared memory.
 - Registers, static shared memory, local memory and the thread limit come from
   CuPy's `RawKernel.attributes` of the loaded binary, never from the compiler's text.
 - A fault (illegal address, trap, device-side assert) surfaces at the
   synchronisation after the launch and leaves the CUDA context unusable: the
   backend reports `runtime_error` naming the error, and the child ends; the
   next job gets a fresh process and context.
-- `time` measures the last launched size with `gpu_worker.timing` under the
+- `time` measures the last launched size with `gpu_worker.measurement.timing` under the
   per-GPU lock; `occupancy` asks the driver and the offline calculator.
 
 The child only ever uses CuPy for copies, memsets and the learner's kernel, so
@@ -41,12 +45,12 @@ import numpy
 if not hasattr(numpy, "row_stack"):  # numba 0.68 still calls numpy.row_stack, gone in NumPy 2.5
     numpy.row_stack = numpy.vstack  # type: ignore[attr-defined]
 
-from gpu_worker import kernel_cache, timing  # noqa: E402
 from gpu_worker.backends import device_check, nvcc  # noqa: E402
 from gpu_worker.backends.base import Backend, Compiled, LearnerError  # noqa: E402
 from gpu_worker.backends.device_check import CheckSpec  # noqa: E402
-from gpu_worker.device_info import Nvml  # noqa: E402
-from gpu_worker.launch import LaunchConfig  # noqa: E402
+from gpu_worker.exercise.launch import LaunchConfig  # noqa: E402
+from gpu_worker.measurement import kernel_cache, timing  # noqa: E402
+from gpu_worker.measurement.device_info import Nvml  # noqa: E402
 from gpu_worker.protocol import ArgSpec, CheckInfo, CompileInfo, Diagnostic, Language  # noqa: E402
 
 NVRTC_OPTIONS = ("--std=c++17", "-lineinfo")
@@ -136,7 +140,15 @@ class Kernel:
     kernel: Any  # cupy.RawKernel or a numba CUDADispatcher
     roles: list[str]
     attributes: dict[str, Any] = field(default_factory=dict)
-    args: list[ArgSpec] = field(default_factory=list)  # numba only: for its flat parameters (numba_abi)
+    args: list[ArgSpec] = field(default_factory=list)  # numba and triton: for their parameters (numba_abi, triton_abi)
+    abi: Any = None  # triton only: a triton_abi.KernelAbi (block, dynamic shared memory, scratch pointers)
+
+    def shared_bytes(self, config: LaunchConfig) -> int:
+        """Dynamic shared memory per block: the launch's, or what Triton's compiled kernel needs."""
+        return int(self.abi.shared) if self.abi is not None else config.shared_bytes
+
+    def block(self, config: LaunchConfig) -> tuple[int, ...]:
+        return (int(self.abi.threads),) if self.abi is not None else config.block
 
 
 class CudaBackend(Backend):
@@ -151,7 +163,7 @@ class CudaBackend(Backend):
 
         self.cp = cupy
         self.device_id = cupy.cuda.Device().id
-        from gpu_worker.device_info import cuda_device_identity
+        from gpu_worker.measurement.device_info import cuda_device_identity
 
         props, self.uuid, self.nvml = cuda_device_identity(self.device_id)
         self.props = props
@@ -166,10 +178,20 @@ class CudaBackend(Backend):
 
     # --- compile ---
 
-    def compile(self, language: Language, source: str, entry: str, args: list[ArgSpec], workdir: Path) -> Compiled:
+    def compile(
+        self,
+        language: Language,
+        source: str,
+        entry: str,
+        args: list[ArgSpec],
+        workdir: Path,
+        options: dict[str, Any] | None = None,
+    ) -> Compiled:
         roles: list[str] = [str(a.role) for a in args]
         if language == "cuda":
             return self._compile_cuda(source, entry, args, roles)
+        if language == "triton":
+            return self._compile_triton(source, entry, args, roles, workdir, options or {})
         return self._compile_numba(source, entry, args, roles, workdir)
 
     def _compile_cuda(self, source: str, entry: str, args: list[ArgSpec], roles: list[str]) -> Compiled:
@@ -200,18 +222,10 @@ class CudaBackend(Backend):
 
         path = workdir / "submission.py"
         path.write_text(source)
-        server = compile_server.take()
-        try:
-            server.compile(path, entry, args, (int(self.props["major"]), int(self.props["minor"])))
-            found = server.result(timeout=COMPILE_SECONDS)
-        finally:
-            server.stop()  # nothing the learner's module started outlives the compile
-        tool = str((found.get("info") or {}).get("tool") or "numba-cuda (NVVM)")
-        if not found.get("ok"):
-            err = compile_server.learner_error(found, tool, self.arch)
-            if err is None:
-                raise RuntimeError(f"the Numba compiler failed: {found.get('message', '')}"[:1000])
-            raise err
+        cc = (int(self.props["major"]), int(self.props["minor"]))
+        found = compile_server.compile_answer(
+            "numba_ptx", path, entry, args, cc, timeout=COMPILE_SECONDS, tool="numba-cuda (NVVM)", arch=self.arch
+        )
         info = CompileInfo.model_validate(found["info"])
         ptx, symbol = str(found["ptx"]), str(found["symbol"])
         numba_abi.check_parameters(ptx, symbol, args)
@@ -227,6 +241,50 @@ class CudaBackend(Backend):
         self._fill(info, attrs)  # the driver's numbers for the loaded binary, not the compile process's
         info.notes.append("compiled in a process of its own; this one loaded its PTX and never ran your module")
         return Compiled(info=info, handle=Kernel("numba", entry, kernel, roles, attributes=attrs, args=args))
+
+    def _compile_triton(
+        self, source: str, entry: str, args: list[ArgSpec], roles: list[str], workdir: Path, options: dict[str, Any]
+    ) -> Compiled:
+        """Triton compiles the learner's kernel in its own process; this one loads the cubin it made."""
+        import base64
+
+        from gpu_worker.backends import compile_server, triton_abi
+
+        path = workdir / "submission.py"
+        path.write_text(source)
+        cc = (int(self.props["major"]), int(self.props["minor"]))
+        found = compile_server.compile_answer(
+            "triton_ptx", path, entry, args, cc, timeout=COMPILE_SECONDS, tool="Triton", arch=self.arch, triton=options
+        )
+        info = CompileInfo.model_validate(found["info"])
+        ptx = str(found.get("ptx") or "")
+        try:
+            abi = triton_abi.read(dict(found.get("kernel") or {}), ptx, args)
+        except triton_abi.Unsupported as exc:
+            raise LearnerError("rejected", str(exc), compile_info=info) from None
+        binary = workdir / "kernel.cubin"
+        cubin = found.get("cubin")
+        if isinstance(cubin, str) and cubin:
+            binary.write_bytes(base64.b64decode(cubin, validate=True))
+        else:
+            binary = workdir / "kernel.ptx"
+            binary.write_text(ptx)
+        try:
+            kernel = self.cp.RawModule(path=str(binary)).get_function(abi.name)
+            attrs = dict(kernel.attributes)
+        except self.cp.cuda.driver.CUDADriverError as exc:
+            words = f"the GPU refused the compiled kernel: {exc}"[:500]
+            raise LearnerError("compile_error", words, compile_info=info) from None
+        info.arch = self.arch
+        self._fill(info, attrs)
+        info.shared_bytes = int(attrs.get("shared_size_bytes") or 0) + abi.shared
+        info.max_threads_per_block = min(int(attrs.get("max_threads_per_block") or abi.threads), abi.threads)
+        info.notes.append(
+            f"compiled by Triton {abi.triton_version} in a process of its own; this one loaded its cubin and never "
+            f"ran your module; shared memory includes {abi.shared} bytes of dynamic shared memory"
+        )
+        handle = Kernel("triton", entry, kernel, roles, attributes=attrs, args=args, abi=abi)
+        return Compiled(info=info, handle=handle)
 
     @staticmethod
     def _fill(info: CompileInfo, attrs: dict[str, Any]) -> None:
@@ -249,7 +307,7 @@ class CudaBackend(Backend):
         return out
 
     def _launcher(self, handle: Kernel, dev_args: list[Any], config: LaunchConfig) -> timing.Launch:
-        grid, block, shared = config.grid, config.block, config.shared_bytes
+        grid, block, shared = config.grid, handle.block(config), handle.shared_bytes(config)
         kernel = handle.kernel
         if shared > DEFAULT_DYNAMIC_SHARED_LIMIT:
             kernel.max_dynamic_shared_size_bytes = shared
@@ -257,6 +315,10 @@ class CudaBackend(Backend):
             from gpu_worker.backends.numba_abi import kernel_arguments
 
             raw_args = kernel_arguments(handle.args, dev_args)
+        elif handle.language == "triton":
+            from gpu_worker.backends import triton_abi
+
+            raw_args = triton_abi.kernel_arguments(handle.args, dev_args, handle.abi)
         else:
             raw_args = tuple(dev_args)
 
@@ -312,8 +374,8 @@ class CudaBackend(Backend):
         With `timed` (host argument lists made from fresh seeds) and `check`, the timed launches run on
         those inputs under a `LaunchGuard`, and the summary's `checks` judge what the timed launches left.
         """
-        from gpu_worker.gpu_lock import timing_lock
-        from gpu_worker.launch_guard import LaunchGuard
+        from gpu_worker.measurement.gpu_lock import timing_lock
+        from gpu_worker.measurement.launch_guard import LaunchGuard
 
         if self._last is None:
             raise RuntimeError("time() before launch()")
@@ -354,7 +416,9 @@ class CudaBackend(Backend):
 
     def occupancy(self, handle: Any, config: LaunchConfig) -> dict[str, Any]:
         """Active blocks per SM for this launch: the driver's answer beside the offline calculator's."""
-        threads, dyn = config.threads_per_block, config.shared_bytes
+        threads, dyn = config.threads_per_block, handle.shared_bytes(config)
+        block = handle.block(config)
+        threads = int(numpy.prod(block))
         kernel = handle.kernel
         if dyn > DEFAULT_DYNAMIC_SHARED_LIMIT:
             kernel.max_dynamic_shared_size_bytes = dyn
@@ -365,9 +429,9 @@ class CudaBackend(Backend):
         max_warps = self.props["maxThreadsPerMultiProcessor"] // 32
         out["driver_occupancy"] = int(driver_blocks) * -(-threads // 32) / max_warps
         try:
-            from gpu_worker.occupancy import occupancy_from_kernel_attrs
+            from gpu_worker.science.occupancy import occupancy_from_kernel_attrs
 
-            offline = occupancy_from_kernel_attrs(self.arch, config.block, attrs, dyn)
+            offline = occupancy_from_kernel_attrs(self.arch, block, attrs, dyn)
             out["offline"] = offline.model_dump()
             out["agree"] = offline.active_blocks_per_sm == int(driver_blocks)
         except Exception as exc:  # the calculator is optional here; say why it is missing
@@ -378,7 +442,7 @@ class CudaBackend(Backend):
         """PTX and SASS with source lines, compiled again for reading once the job is measured."""
         from gpu_worker.backends.listing import listing
 
-        if handle.language == "numba":
+        if handle.language in ("numba", "triton"):
             return {}  # the compile process already listed its PTX and SASS (in the `compiled` event)
         return listing("cuda", source, handle.entry, self.arch, workdir, options=NVRTC_OPTIONS)
 

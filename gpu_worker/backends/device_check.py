@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpu_worker import checker
-from gpu_worker.formula import array_value
-from gpu_worker.launch_guard import fingerprint_kernel
+from gpu_worker.exercise import checker
+from gpu_worker.exercise.formula import array_value
+from gpu_worker.measurement.launch_guard import fingerprint_kernel
 from gpu_worker.protocol import ArgSpec, CheckInfo, Tolerance
 
 

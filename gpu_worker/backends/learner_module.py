@@ -31,15 +31,18 @@ class ModuleRuleError(Exception):
         self.message = message
 
 
-def import_learner_module(path: Path, name: str = MODULE_NAME, *, kernel_file: bool = True) -> types.ModuleType:
-    """Parse, check the module level (a kernel file's rules; `kernel_file=False` for plain Python that runs
-    sandboxed and is judged by what it returns, such as a scheduling policy), compile, then execute the file.
+def import_learner_module(
+    path: Path, name: str = MODULE_NAME, *, kernel_file: bool = True, language: str = "numba"
+) -> types.ModuleType:
+    """Parse, check the module level (a kernel file's rules, Numba's or Triton's by `language`; `kernel_file=False`
+    for plain Python that runs sandboxed and is judged by what it returns, such as a scheduling policy), compile,
+    then execute the file.
 
     SyntaxError comes from the parse, ModuleRuleError from the rules, anything else from running it.
     """
     text = path.read_text()
     tree = ast.parse(text, str(path))
-    breach = None if not kernel_file or os.environ.get(UNCHECKED_ENV) == "1" else check_module(tree)
+    breach = None if not kernel_file or os.environ.get(UNCHECKED_ENV) == "1" else check_module(tree, language)
     if breach is not None:
         raise ModuleRuleError(path, breach.line, breach.column, breach.message)
     code = compile(tree, str(path), "exec")

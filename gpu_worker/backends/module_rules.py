@@ -22,6 +22,15 @@ Allowed at module level, checked on the syntax tree (nothing is evaluated here):
 Anything else (a call at module level, `if`, `try`, `class`, `exec`, a loop, an
 import of `os`, `ctypes`, `cupy`, `gpu_worker` ...) is the learner's
 compile error, naming the line.
+
+A Triton file (`check_module(tree, "triton")`) keeps the same shape with
+Triton's names: imports of `triton` (and `triton.language`), `math` and
+`numpy`; constants, `tl.constexpr(...)` included; and only `@triton.jit`
+functions, whose options are literal `do_not_specialize`, `debug` or `noinline`
+(`launch_metadata`, `repr` and hooks are callables Triton would run). A plain
+`def` is refused too: the Triton compiler calls a plain Python function it
+meets in a kernel at compile time, which would run learner code beside the
+compiler without the module rules' say.
 """
 
 from __future__ import annotations
@@ -30,6 +39,9 @@ import ast
 from dataclasses import dataclass
 
 ALLOWED_MODULES = frozenset({"numba", "math", "cmath", "numpy", "__future__"})
+TRITON_MODULES = frozenset({"triton", "math", "numpy", "__future__"})
+# `@triton.jit(...)` options that are plain data; the others (launch_metadata, repr, ...) take callables.
+TRITON_JIT_OPTIONS = frozenset({"do_not_specialize", "do_not_specialize_on_alignment", "debug", "noinline"})
 # Names a constant expression may call: Numba's and NumPy's scalar types and the signature helpers.
 SCALAR_TYPES = frozenset(
     {
@@ -61,6 +73,7 @@ SCALAR_TYPES = frozenset(
         "dtype",
     }
 )
+TRITON_CALLS = frozenset({"constexpr", "dtype"})  # `BLOCK = tl.constexpr(1024)`, `tl.dtype("fp32")`
 CONSTANT_NODES = (
     ast.Constant,
     ast.Name,
@@ -109,8 +122,8 @@ def _is_dunder(name: str) -> bool:
     return any(part.startswith("__") for part in name.split("."))
 
 
-def _constant_breach(node: ast.AST) -> ast.AST | None:
-    """The first node of an expression that is not a constant expression, or None."""
+def _constant_breach(node: ast.AST, calls: frozenset[str] = SCALAR_TYPES) -> ast.AST | None:
+    """The first node of an expression that is not a constant expression (calling only `calls`), or None."""
     for sub in ast.walk(node):
         if not isinstance(sub, CONSTANT_NODES):
             return sub
@@ -120,7 +133,7 @@ def _constant_breach(node: ast.AST) -> ast.AST | None:
             return sub
         if isinstance(sub, ast.Call):
             name = _dotted(sub.func)
-            if name is None or name.rsplit(".", 1)[-1] not in SCALAR_TYPES:
+            if name is None or name.rsplit(".", 1)[-1] not in calls:
                 return sub
     return None
 
@@ -138,7 +151,25 @@ def _decorator_breach(node: ast.expr) -> ast.AST | None:
     return None
 
 
-def _import_breach(stmt: ast.Import | ast.ImportFrom) -> str | None:
+def _triton_decorator_breach(node: ast.expr) -> ast.AST | None:
+    """`@triton.jit`, `@jit` or `@triton.jit(<literal data options>)`, else the offending node."""
+    target = node.func if isinstance(node, ast.Call) else node
+    if _dotted(target) not in ("triton.jit", "jit"):
+        return node
+    if isinstance(node, ast.Call):
+        if node.args:
+            return node.args[0]
+        for keyword in node.keywords:
+            if keyword.arg not in TRITON_JIT_OPTIONS:
+                return keyword.value
+            try:
+                ast.literal_eval(keyword.value)
+            except ValueError:
+                return keyword.value
+    return None
+
+
+def _import_breach(stmt: ast.Import | ast.ImportFrom, allowed: frozenset[str] = ALLOWED_MODULES) -> str | None:
     if isinstance(stmt, ast.ImportFrom):
         if stmt.level:
             return "relative imports are not available here"
@@ -148,19 +179,25 @@ def _import_breach(stmt: ast.Import | ast.ImportFrom) -> str | None:
     else:
         names = [alias.name for alias in stmt.names]
     for name in names:
-        if name.split(".")[0] not in ALLOWED_MODULES:
-            allowed = ", ".join(sorted(ALLOWED_MODULES - {"__future__"}))
-            return f"`{name}` cannot be imported in a kernel file (allowed: {allowed})"
+        if name.split(".")[0] not in allowed:
+            words = ", ".join(sorted(allowed - {"__future__"}))
+            return f"`{name}` cannot be imported in a kernel file (allowed: {words})"
     return None
 
 
-def check_module(tree: ast.Module) -> Breach | None:
-    """The first statement (or part of one) outside the rules above, or None when the module keeps them."""
+def check_module(tree: ast.Module, language: str = "numba") -> Breach | None:
+    """The first statement (or part of one) outside the rules above, or None when the module keeps them.
+
+    `language` is "numba" (CUDA Python) or "triton".
+    """
+    triton = language == "triton"
+    allowed, calls = (TRITON_MODULES, TRITON_CALLS) if triton else (ALLOWED_MODULES, SCALAR_TYPES)
+    kinds = "tl.constexpr" if triton else "Numba types"
     for index, stmt in enumerate(tree.body):
         if index == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
             continue  # the docstring
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            why = _import_breach(stmt)
+            why = _import_breach(stmt, allowed)
             if why:
                 return Breach(stmt.lineno, stmt.col_offset + 1, why)
             continue
@@ -170,29 +207,34 @@ def check_module(tree: ast.Module) -> Breach | None:
             if names or any(isinstance(n, ast.Name) and n.id.startswith("__") for t in targets for n in ast.walk(t)):
                 return Breach(stmt.lineno, stmt.col_offset + 1, "module-level assignments may only bind plain names")
             exprs = [stmt.value, getattr(stmt, "annotation", None)]
-            bad = next((b for e in exprs if e is not None and (b := _constant_breach(e)) is not None), None)
+            bad = next((b for e in exprs if e is not None and (b := _constant_breach(e, calls)) is not None), None)
             if bad is not None:
                 return Breach(
                     getattr(bad, "lineno", stmt.lineno),
                     getattr(bad, "col_offset", stmt.col_offset) + 1,
-                    "module-level values must be constants (numbers, tuples, Numba types); "
+                    f"module-level values must be constants (numbers, tuples, {kinds}); "
                     "compute inside the kernel instead",
                 )
             continue
         if isinstance(stmt, ast.FunctionDef):
+            if triton and len(stmt.decorator_list) != 1:
+                why = "every function in a Triton file must be decorated `@triton.jit` (and nothing else)"
+                return Breach(stmt.lineno, stmt.col_offset + 1, why)
             for decorator in stmt.decorator_list:
-                bad = _decorator_breach(decorator)
+                bad = _triton_decorator_breach(decorator) if triton else _decorator_breach(decorator)
                 if bad is not None:
-                    return Breach(
-                        getattr(bad, "lineno", stmt.lineno),
-                        getattr(bad, "col_offset", 0) + 1,
-                        "a kernel's decorator must be `@cuda.jit` (optionally with constant options)",
+                    why = (
+                        "a Triton kernel's decorator must be `@triton.jit`, with only literal "
+                        f"{', '.join(sorted(TRITON_JIT_OPTIONS))} options"
+                        if triton
+                        else "a kernel's decorator must be `@cuda.jit` (optionally with constant options)"
                     )
+                    return Breach(getattr(bad, "lineno", stmt.lineno), getattr(bad, "col_offset", 0) + 1, why)
             a = stmt.args
             params = [*a.posonlyargs, *a.args, *a.kwonlyargs, *filter(None, (a.vararg, a.kwarg))]
             evaluated = [*a.defaults, *filter(None, a.kw_defaults), *filter(None, (p.annotation for p in params))]
             for expr in [*evaluated, *filter(None, [stmt.returns])]:
-                bad = _constant_breach(expr)
+                bad = _constant_breach(expr, calls)
                 if bad is not None:
                     return Breach(expr.lineno, expr.col_offset + 1, "defaults and annotations must be constants")
             continue

@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -70,7 +71,7 @@ def signature(types_spec: list[list[Any]]) -> tuple:
 
 def analyse(source_path: Path, entry: str, types_spec: list[list[Any]], cc: tuple[int, int] = CC) -> dict[str, Any]:
     from gpu_worker.backends import ptxas, sass
-    from gpu_worker.diagnostics import from_exception, from_numba_error
+    from gpu_worker.exercise.diagnostics import from_exception, from_numba_error
     from gpu_worker.protocol import CompileInfo
 
     try:
@@ -126,6 +127,9 @@ def analyse(source_path: Path, entry: str, types_spec: list[list[Any]], cc: tupl
     try:
         stats, _ = ptxas.assemble(ptx_path, arch=arch)
     except (OSError, RuntimeError) as exc:
+        unlinked = unlinked_call(str(exc))
+        if unlinked is not None:  # no GPU could load it either: the harness loads the PTX alone (module doc)
+            return {"ok": False, "kind": "compile_error", "message": unlinked, "diagnostic": {"message": unlinked}}
         info.entry_symbol = symbol
         info.notes.append(f"registers and spills unknown: {exc}"[:500])
     else:
@@ -147,6 +151,25 @@ def analyse(source_path: Path, entry: str, types_spec: list[list[Any]], cc: tupl
     }
 
 
+def unlinked_call(ptxas_error: str) -> str | None:
+    """The learner's sentence when ptxas found a call into a library numba-cuda links and the harness does not.
+
+    numba-cuda lowers float16 arithmetic (`*`, `+` on two float16 values) to calls into its fp16 shim (C++
+    `__half` operators), linked at load time by Numba's own linker; the measuring process loads the PTX alone
+    with CuPy, so the GPU refuses it. Conversions (`float32(h)`, `float16(f)`) are plain `cvt` and need nothing.
+    """
+    match = re.search(r"Unresolved extern function '([^']+)'", ptxas_error)
+    if match is None:
+        return None
+    name = match.group(1)
+    if "__half" in name or "6__half" in name:
+        return (
+            "float16 arithmetic (a * b or a + b on two float16 values) calls numba-cuda's fp16 library, which "
+            "this harness does not link: convert each float16 to float32 (float32(h)) and compute in float32"
+        )
+    return f"your kernel calls an external function that this harness does not link ({name[:80]})"
+
+
 def ptx_with_max_registers(ptx: str, symbol: str, max_registers: int) -> str:
     """The PTX with `.maxnreg` on the kernel's entry: Numba applies `max_registers` at link time, we at load."""
     head, sep, tail = ptx.partition(f".entry {symbol}(")
@@ -159,7 +182,7 @@ def ptx_with_max_registers(ptx: str, symbol: str, max_registers: int) -> str:
 def _import_error(exc: BaseException, source_path: Path) -> dict[str, Any]:
     """How the learner's import failed, as data the other side turns back into a verdict."""
     from gpu_worker.backends.learner_module import ModuleRuleError
-    from gpu_worker.diagnostics import from_exception, from_syntax_error
+    from gpu_worker.exercise.diagnostics import from_exception, from_syntax_error
 
     if isinstance(exc, SyntaxError):
         return {"verdict": "compile_error", "diagnostic": from_syntax_error(exc).model_dump()}
@@ -204,10 +227,8 @@ def warm_compiler() -> None:
     cuda.compile_ptx(namespace["warm"].py_func, signature([["float32", 1], ["int32", 0]]), cc=CC)
 
 
-def _serve(request_fd: int, out_fd: int) -> dict[str, Any]:
-    """Warm the compiler, then compile the one request that comes."""
-    with contextlib.suppress(Exception):  # the request below meets the same fault and reports it
-        warm_compiler()
+def read_request(request_fd: int) -> dict[str, Any]:
+    """A server's one request, read whole; then this process is the job's user, with the engine's rules choice."""
     with os.fdopen(request_fd, "rb") as pipe:
         raw = pipe.read(1 << 20)
     request = json.loads(raw)
@@ -216,6 +237,14 @@ def _serve(request_fd: int, out_fd: int) -> dict[str, Any]:
         from gpu_worker.backends.learner_module import UNCHECKED_ENV
 
         os.environ[UNCHECKED_ENV] = "1"
+    return request
+
+
+def _serve(request_fd: int, out_fd: int) -> dict[str, Any]:
+    """Warm the compiler, then compile the one request that comes."""
+    with contextlib.suppress(Exception):  # the request below meets the same fault and reports it
+        warm_compiler()
+    request = read_request(request_fd)
     cc = tuple(int(x) for x in request.get("cc", CC))
     return analyse(Path(request["source"]), request["entry"], request["types"], (cc[0], cc[1]))
 

@@ -114,12 +114,14 @@ def version() -> str:
     return toolkit.release("ptxas")
 
 
-def assemble(ptx_path: Path, arch: str = ARCH, timeout: float = 60) -> tuple[dict[str, KernelStats], str]:
-    """Run `ptxas -v` on a PTX file; returns the per-kernel statistics and ptxas's own messages.
+def assemble(
+    ptx_path: Path, arch: str = ARCH, timeout: float = 60, tool: str | None = None
+) -> tuple[dict[str, KernelStats], str]:
+    """Run `ptxas -v` (the toolkit's, or `tool`) on a PTX file; returns the per-kernel statistics and its messages.
 
     Raises FileNotFoundError when there is no ptxas and RuntimeError when it fails.
     """
-    tool = find_ptxas()
+    tool = tool or find_ptxas()
     if tool is None:
         raise FileNotFoundError("ptxas is not installed on this worker")
     cubin = ptx_path.with_suffix(".cubin")

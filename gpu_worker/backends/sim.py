@@ -6,6 +6,14 @@ at the exercise's small `sim` sizes; and in `numba_ptx`, with the real
 compiler, to type them (a GPU would refuse code the simulator happily runs)
 and to report registers, shared memory and spills for sm_90 through ptxas.
 
+Triton kernels run on Triton's interpreter (TRITON_INTERPRET=1, set before
+the learner's module is imported, so `@triton.jit` makes interpreted
+functions), one program at a time on NumPy, on the host arrays themselves;
+beside it `triton_ptx` compiles the same file with the real Triton compiler
+for sm_90, so a kernel a GPU would refuse is a compile error here too, and the
+registers, spills and PTX are the compiled kernel's. Its figures say "Triton
+interpreter"; nothing from it is timed.
+
 The simulator runs each thread of a block as a Python thread, so the job's
 process limit is raised by the block size (the engine does this) and thread
 stacks are kept small to stay under the address-space limit.
@@ -23,8 +31,8 @@ from typing import Any
 from gpu_worker.backends import SIM_DEVICE, compile_server, nvcc, ptxas, sass
 from gpu_worker.backends.base import Backend, Compiled, LearnerError
 from gpu_worker.backends.learner_module import ModuleRuleError, import_learner_module
-from gpu_worker.diagnostics import exception_text, from_exception, from_syntax_error, learner_line
-from gpu_worker.launch import LaunchConfig
+from gpu_worker.exercise.diagnostics import exception_text, from_exception, from_syntax_error, learner_line
+from gpu_worker.exercise.launch import LaunchConfig
 from gpu_worker.protocol import ArgSpec, CompileInfo, Diagnostic, Language
 
 NOT_RUN = "CUDA C++ is compiled and analysed on the simulator backend, not run; it runs on a GPU worker"
@@ -66,9 +74,21 @@ class SimBackend(Backend):
     def device(self) -> str:
         return SIM_DEVICE
 
-    def compile(self, language: Language, source: str, entry: str, args: list[ArgSpec], workdir: Path) -> Compiled:
+    def compile(
+        self,
+        language: Language,
+        source: str,
+        entry: str,
+        args: list[ArgSpec],
+        workdir: Path,
+        options: dict[str, Any] | None = None,
+    ) -> Compiled:
         if language == "cuda":
             return compile_cuda(source, entry, args, workdir)
+        if language == "triton":
+            from gpu_worker.backends import triton_sim
+
+            return triton_sim.compile_triton(source, entry, args, workdir, options or {})
         return self._compile_numba(source, entry, args, workdir)
 
     def _compile_numba(self, source: str, entry: str, args: list[ArgSpec], workdir: Path) -> Compiled:
@@ -120,11 +140,15 @@ class SimBackend(Backend):
 
     def launch(self, handle: Any, args: list[Any], config: LaunchConfig, check: Any = None) -> None:
         path = getattr(sys.modules.get("submission"), "__file__", "")
+        if getattr(handle, "interpreted", False):
+            from gpu_worker.backends import triton_sim
+
+            return triton_sim.launch(handle, args, config, path)
         try:
             if self._memory_report is None and not self._traced:
                 # The first launch runs under the memory tracer: it is also the checked launch, so
                 # coalescing and bank conflicts cost one traced run, not a second launch.
-                from gpu_worker.memtrace import analyse_launch
+                from gpu_worker.science.memtrace import analyse_launch
 
                 self._traced = True
                 report = analyse_launch(handle, config.grid, config.block, args, path, shared_bytes=config.shared_bytes)

@@ -1,6 +1,6 @@
 """The sandboxed child of a scheduling exercise: run the learner's policy over each trace, send its decisions.
 
-Started by `gpu_worker.sandbox` (`child_module`) as
+Started by `gpu_worker.isolation.sandbox` (`child_module`) as
 `python -m gpu_worker.datacenter.policy_child REQUEST_FD MESSAGE_FD`. It reads
 the request (`source`, `entry`, `rules`, and `traces` as rows
 `[id, submit, gpus, duration]`), switches to uid 65534 when started as root,
@@ -29,8 +29,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from gpu_worker.child import _drop_privileges, _private_workdir, _read_request
-from gpu_worker.wire import MessageWriter
+from gpu_worker.isolation.child import _drop_privileges, _private_workdir, _read_request
+from gpu_worker.isolation.wire import MessageWriter
 
 CHUNK = 1000  # decisions per message, so no message line nears the reader's limit
 LEARNER_FILE = "policy.py"
@@ -40,7 +40,7 @@ def _run(writer: MessageWriter, request: dict[str, Any]) -> None:
     from gpu_worker.backends.learner_module import import_learner_module
     from gpu_worker.datacenter.simulate import InvalidDecision, Rules, Stalled, as_ids, simulate
     from gpu_worker.datacenter.trace import TraceJob
-    from gpu_worker.diagnostics import from_exception, from_syntax_error
+    from gpu_worker.exercise.diagnostics import from_exception, from_syntax_error
 
     path = _private_workdir() / LEARNER_FILE
     path.write_text(request["source"])

@@ -26,15 +26,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gpu_worker import sandbox
 from gpu_worker.datacenter import figures
 from gpu_worker.datacenter.metrics import Metrics, measure
 from gpu_worker.datacenter.policies import BUILTINS
 from gpu_worker.datacenter.simulate import InvalidDecision, Replay, ReplayExhausted, Rules, Schedule, Stalled, simulate
 from gpu_worker.datacenter.spec import HIGHER_IS_BETTER, METRIC_WORDS, PolicySpec
 from gpu_worker.datacenter.trace import SOURCE, TraceJob, synthetic_trace
+from gpu_worker.isolation import sandbox
+from gpu_worker.isolation.wire import WireError
 from gpu_worker.protocol import MAX_SOURCE_BYTES, CheckInfo, CompileInfo, Diagnostic, Event, Job, Result
-from gpu_worker.wire import WireError
 
 CHILD_MODULE = "gpu_worker.datacenter.policy_child"
 DEVICE = "CPU (cluster scheduling model, no GPU used)"

@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from gpu_worker.archs import AmdArch, NvidiaArch, get_arch
 from gpu_worker.figures.text import title as figure_title
 from gpu_worker.figures.text import top_margin
-from gpu_worker.occupancy import FACTOR_BITS, INT_MAX, cuda_occupancy_batch, occupancy
+from gpu_worker.science.archs import AmdArch, NvidiaArch, get_arch
+from gpu_worker.science.occupancy import FACTOR_BITS, INT_MAX, cuda_occupancy_batch, occupancy
 
 LINE = "#1f77b4"
 POINT = "#d62728"

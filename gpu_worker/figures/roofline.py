@@ -2,7 +2,8 @@
 
 Memory roof from the slice's measured copy bandwidth, compute roofs for FP32
 and the tensor cores, the datasheet roofs dashed beside them, and the points:
-this submission, the learner's earlier ones and the reference. Without a
+this submission, the learner's earlier ones joined by a dotted path from the
+oldest to this one (a worked optimisation's steps), and the reference. Without a
 timing (the simulator) only the intensity is known, drawn as a vertical line.
 Every roof has its own legend entry (the memory roofs too), ticks read in SI
 (100T, not 10^14), and the title is short with the source as its subtitle.
@@ -17,10 +18,10 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from gpu_worker.datasheets import Datasheet
 from gpu_worker.figures.text import si, title, top_margin
-from gpu_worker.metrics import Ceilings
 from gpu_worker.protocol import RooflinePoint
+from gpu_worker.science.datasheets import Datasheet
+from gpu_worker.science.metrics import Ceilings
 
 INTENSITY_RANGE = (1e-2, 1e4)
 
@@ -94,6 +95,18 @@ def roofline_figure(
         fig.add_trace(
             _roof_trace(
                 datasheet.memory_bandwidth, datasheet.bf16_tensor, "BF16 tensor roof (datasheet)", "dot", "#bcbd22"
+            )
+        )
+    path = [*reversed(history or []), *(sizes or [])[-1:]]  # history is newest first; the path runs forward
+    if len(path) > 1:  # a worked session's steps as one line across the roofline, oldest to this submission
+        fig.add_trace(
+            go.Scatter(
+                x=[p.intensity for p in path],
+                y=[p.flop_rate for p in path],
+                mode="lines",
+                name="your path, oldest to this one",
+                line={"color": "#aaaaaa", "dash": "dot", "width": 1.5},
+                hoverinfo="skip",
             )
         )
     if history:

@@ -5,7 +5,9 @@ and times each one, `engine._runs`); `lab.yaml`'s `sweep` says what to put on
 each axis: `x`, a formula of the sizes (a working set in bytes, `n`), and `y`,
 one of the measured figures (`ns_per`: the median time over the formula `per`,
 e.g. nanoseconds per dependent load; `bandwidth_pct`: % of the slice's copy
-bandwidth; `gbps`: GB/s). Only timed, correct sizes are drawn.
+bandwidth; `gbps`: GB/s). With `x_measured: resident_warps` the x of a size is
+the warps per SM the driver let the compiled kernel keep resident there (its
+registers may allow fewer than the formula's). Only timed, correct sizes are drawn.
 """
 
 from __future__ import annotations
@@ -16,11 +18,23 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from gpu_worker.formula import number_value
+from gpu_worker.exercise.formula import number_value
 from gpu_worker.protocol import SweepSpec
 
 
-def sweep_points(sweep: SweepSpec, metrics: Mapping[int, Mapping[str, Any]]) -> list[tuple[float, float]]:
+def resident_warps(occupancy: Mapping[str, Any] | None) -> float | None:
+    """Warps per SM the driver keeps resident, from the cuda backend's per-size occupancy; None if not measured."""
+    blocks, threads = (occupancy or {}).get("driver_blocks_per_sm"), (occupancy or {}).get("threads_per_block")
+    if blocks is None or not threads:
+        return None
+    return float(int(blocks) * -(-int(threads) // 32))
+
+
+def sweep_points(
+    sweep: SweepSpec,
+    metrics: Mapping[int, Mapping[str, Any]],
+    occupancies: Mapping[int, Mapping[str, Any]] | None = None,
+) -> list[tuple[float, float]]:
     """(x, y) per timed size, in order of x (a lab may list its sizes in another order: the first is the one
     the occupancy calculator reads)."""
     points = []
@@ -29,7 +43,8 @@ def sweep_points(sweep: SweepSpec, metrics: Mapping[int, Mapping[str, Any]]) -> 
         sizes, seconds = m.get("sizes") or {}, m.get("median_seconds")
         if not seconds:
             continue
-        x = number_value(sweep.x, sizes)
+        measured = resident_warps((occupancies or {}).get(index)) if sweep.x_measured == "resident_warps" else None
+        x = measured if measured is not None else number_value(sweep.x, sizes)
         if sweep.y == "ns_per":
             y = 1e9 * seconds / number_value(sweep.per, sizes)
         elif sweep.y == "bandwidth_pct":
@@ -42,9 +57,14 @@ def sweep_points(sweep: SweepSpec, metrics: Mapping[int, Mapping[str, Any]]) -> 
     return sorted(points)
 
 
-def sweep_figure(sweep: SweepSpec, metrics: Mapping[int, Mapping[str, Any]], label: str) -> dict[str, Any] | None:
+def sweep_figure(
+    sweep: SweepSpec,
+    metrics: Mapping[int, Mapping[str, Any]],
+    label: str,
+    occupancies: Mapping[int, Mapping[str, Any]] | None = None,
+) -> dict[str, Any] | None:
     """The curve, or None with fewer than two timed sizes (a point is not a curve)."""
-    points = sweep_points(sweep, metrics)
+    points = sweep_points(sweep, metrics, occupancies)
     if len(points) < 2:
         return None
     fig = go.Figure(

@@ -13,16 +13,17 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from gpu_worker.datasheets import DATASHEETS
+from gpu_worker.science.datasheets import DATASHEETS
 from labs.lessons.registry import LessonContext, lesson_figure
 
 X_RANGE = (1e-2, 1e3)
-#: (name, FLOP per byte) from each module-1-to-3 exercise's declared work (lab.yaml), float32.
+#: (name, FLOP per byte) from each module-1-to-3 exercise's declared work (lab.yaml), float32 unless named.
 KERNELS = (
     ("vector add: 1/12", 1 / 12),
     ("saxpy: 2/12", 2 / 12),
     ("fusion: 3/12", 3 / 12),
     ("stencil: 3/8", 3 / 8),
+    ("float16 dot: 2/4", 2 / 4),
     ("matmul, n = 4096: n/6", 4096 / 6),
 )
 

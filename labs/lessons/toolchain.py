@@ -14,7 +14,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from gpu_worker.datasheets import datasheet_for
+from gpu_worker.science.datasheets import datasheet_for
 from labs.lessons.registry import LessonContext, lesson_figure
 
 RESULTS = Path(__file__).resolve().parent.parent.parent / "bench" / "results"

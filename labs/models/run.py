@@ -7,6 +7,7 @@ from django.db import models
 class Language(models.TextChoices):
     NUMBA = "numba", "CUDA Python (Numba)"
     CUDA = "cuda", "CUDA C++"
+    TRITON = "triton", "Triton"
     POLICY = "policy", "Scheduling policy (Python)"
 
 

@@ -17,7 +17,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_GET, require_POST
 
-from gpu_worker.labspec import LabError, find_lab
+from gpu_worker.exercise.labspec import LabError, find_lab
 from labs import course_access, course_services, grading
 from labs.course_services import CourseInputError, ItemSpec
 from labs.models import Assignment, Course, Exercise, Feedback, LtiPlatform

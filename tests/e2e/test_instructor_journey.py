@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
-from gpu_worker.labspec import find_lab
+from gpu_worker.exercise.labspec import find_lab
 from tests.e2e.browser import BrowserTestCase
 from tests.labs.factories import make_instructor
 

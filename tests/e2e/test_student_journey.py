@@ -2,7 +2,7 @@
 
 import pytest
 
-from gpu_worker.labspec import find_lab
+from gpu_worker.exercise.labspec import find_lab
 from tests.e2e.browser import BrowserTestCase
 
 CASES = {case.name: case for case in find_lab("vector-add").cases}

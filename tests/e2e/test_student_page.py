@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from gpu_worker.labspec import find_lab
+from gpu_worker.exercise.labspec import find_lab
 from tests.e2e.browser import BrowserTestCase
 
 VECTOR_ADD = {case.name: case for case in find_lab("vector-add").cases}

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpu_worker.engine import run_job
-from gpu_worker.labspec import Lab, find_lab
+from gpu_worker.exercise.labspec import Lab, find_lab
 from gpu_worker.protocol import Event, Job, LaunchSpec, Result
 
 _ids = itertools.count(1000)

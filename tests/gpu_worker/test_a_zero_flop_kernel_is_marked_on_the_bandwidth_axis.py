@@ -1,8 +1,8 @@
 """A copy or a transpose (0 FLOP) has no place on a log intensity axis: it is marked on the memory roof's axis."""
 
-from gpu_worker import analysis
-from gpu_worker.metrics import Ceilings
+from gpu_worker.figures import analysis
 from gpu_worker.protocol import WorkSpec
+from gpu_worker.science.metrics import Ceilings
 
 COPY = WorkSpec(bytes="8 * n * n", flops="0")
 H200 = Ceilings(source="measured on an H200", copy_bandwidth=4.27e12, fp32=60.6e12, bf16_tensor=793e12)

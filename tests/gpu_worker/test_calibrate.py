@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from gpu_worker import calibrate
+from gpu_worker.measurement import calibrate
 
 H200 = calibrate.ANCHORS["NVIDIA H200"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpu_worker.checker import MAX_MISMATCHES, compare
-from gpu_worker.inputs import poison
+from gpu_worker.exercise.checker import MAX_MISMATCHES, compare
+from gpu_worker.exercise.inputs import poison
 from gpu_worker.protocol import Tolerance
 
 TOL = Tolerance(rtol=1e-6, atol=1e-6)

@@ -1,6 +1,6 @@
 """CUDA's UUID bytes as NVML spells them, and a UUID that CuPy cut at a zero byte recognised as unusable."""
 
-from gpu_worker.device_info import format_uuid
+from gpu_worker.measurement.device_info import format_uuid
 
 
 def test_sixteen_bytes_read_as_nvml_prints_them():

@@ -7,8 +7,9 @@ import os
 
 from engine_factories import ACCEPTED_ON_SIM, Run, alices_job, module_with, run
 
-from gpu_worker import engine, uid_pool
+from gpu_worker import engine
 from gpu_worker.backends import SIM_DEVICE
+from gpu_worker.isolation import uid_pool
 
 
 @functools.cache

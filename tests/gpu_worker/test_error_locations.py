@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpu_worker.diagnostics import from_exception, from_numba_error
+from gpu_worker.exercise.diagnostics import from_exception, from_numba_error
 
 PATH = "/tmp/job-x/submission.py"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from engine_factories import alices_job, run
 
-from gpu_worker.labspec import find_lab, load_all
+from gpu_worker.exercise.labspec import find_lab, load_all
 
 CASES = [(lab.spec.slug, case) for lab in load_all()[1] if lab.spec.slug != "vector-add" for case in lab.cases]
 

@@ -6,10 +6,10 @@ out as a warp would make them); the metrics are `work_metrics` over a stated tim
 
 from __future__ import annotations
 
-from gpu_worker import goals
-from gpu_worker.memtrace_report import Site, Space, build_report
-from gpu_worker.metrics import Ceilings, work_metrics
+from gpu_worker.exercise import goals
 from gpu_worker.protocol import GoalSpec, WorkSpec
+from gpu_worker.science.memtrace_report import Site, Space, build_report
+from gpu_worker.science.metrics import Ceilings, work_metrics
 
 COALESCED = GoalSpec(name="coalesced", metric="sectors_per_request", target=4)
 NO_CONFLICTS = GoalSpec(name="no bank conflicts", metric="bank_conflict_ways", target=1)

@@ -14,7 +14,7 @@ import statistics
 import pytest
 
 from gpu_worker.engine import run_job
-from gpu_worker.labspec import find_lab
+from gpu_worker.exercise.labspec import find_lab
 from gpu_worker.protocol import Event, Job, Result
 
 pytestmark = pytest.mark.gpu
@@ -163,7 +163,7 @@ def test_the_device_fingerprint_is_the_documented_function_and_sees_one_changed_
     import numpy as np
 
     from gpu_worker.backends.device_check import fingerprint
-    from gpu_worker.launch_guard import fingerprint_host
+    from gpu_worker.measurement.launch_guard import fingerprint_host
 
     host = np.random.default_rng(1).standard_normal(1 << 20).astype(np.float32)
     dev = cp.asarray(host)

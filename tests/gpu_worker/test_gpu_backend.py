@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from bench import kernels
-from gpu_worker.launch import LaunchConfig
+from gpu_worker.exercise.launch import LaunchConfig
 from gpu_worker.protocol import ArgSpec
 
 pytestmark = pytest.mark.gpu

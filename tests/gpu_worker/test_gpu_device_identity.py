@@ -2,9 +2,9 @@
 
 import pytest
 
-from gpu_worker import calibrate
-from gpu_worker.device_info import device_facts
-from gpu_worker.gpu_lock import worker_gpu_uuid
+from gpu_worker.measurement import calibrate
+from gpu_worker.measurement.device_info import device_facts
+from gpu_worker.measurement.gpu_lock import worker_gpu_uuid
 
 pytestmark = pytest.mark.gpu
 

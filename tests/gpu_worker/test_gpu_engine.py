@@ -8,7 +8,7 @@ import pytest
 
 from bench import kernels
 from gpu_worker.engine import run_job
-from gpu_worker.labspec import find_lab
+from gpu_worker.exercise.labspec import find_lab
 from gpu_worker.protocol import Event, Job
 
 pytestmark = pytest.mark.gpu

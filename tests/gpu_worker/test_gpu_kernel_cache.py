@@ -6,9 +6,10 @@ import itertools
 
 import pytest
 
-from gpu_worker import kernel_cache, spare
 from gpu_worker.engine import run_job, start_first_spare
-from gpu_worker.labspec import Lab, find_lab
+from gpu_worker.exercise.labspec import Lab, find_lab
+from gpu_worker.isolation import spare
+from gpu_worker.measurement import kernel_cache
 from gpu_worker.protocol import Job, Result
 
 pytestmark = pytest.mark.gpu

@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from gpu_worker import gpu_lock
+from gpu_worker.measurement import gpu_lock
 
 
 def test_the_lock_file_sits_in_tmp_named_by_the_uuid(tmp_path):
@@ -21,7 +21,7 @@ def test_a_second_holder_waits_and_then_times_out(tmp_path):
     with lock.hold(timeout=1):
         code = textwrap.dedent(
             f"""
-            from gpu_worker import gpu_lock
+            from gpu_worker.measurement import gpu_lock
             try:
                 with gpu_lock.GpuLock("GPU-x", {str(tmp_path)!r}).hold(timeout=0.3):
                     print("got it")
@@ -45,7 +45,7 @@ def test_a_child_locks_through_an_inherited_descriptor(tmp_path, monkeypatch):
     fd = gpu_lock.open_lock_fd("GPU-z", str(tmp_path))
     code = textwrap.dedent(
         """
-        from gpu_worker import gpu_lock
+        from gpu_worker.measurement import gpu_lock
         with gpu_lock.timing_lock("GPU-z", timeout=1) as waited:
             print("inherited ok")
         """

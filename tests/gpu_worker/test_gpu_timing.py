@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_worker.timing import TimingConfig, measure
+from gpu_worker.measurement.timing import TimingConfig, measure
 
 pytestmark = pytest.mark.gpu
 

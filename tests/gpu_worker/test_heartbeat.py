@@ -6,7 +6,8 @@ import json
 import os
 import socket
 
-from gpu_worker import calibrate, heartbeat
+from gpu_worker.measurement import calibrate
+from gpu_worker.worker import heartbeat
 
 H200 = calibrate.ANCHORS["NVIDIA H200"]
 

@@ -6,7 +6,8 @@ import json
 
 import redis
 
-from gpu_worker import device_info, heartbeat
+from gpu_worker.measurement import device_info
+from gpu_worker.worker import heartbeat
 
 
 def _heart(client, prefix):

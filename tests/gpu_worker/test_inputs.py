@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpu_worker.inputs import INT_SENTINEL, input_arrays, job_seed, make_arguments
-from gpu_worker.labspec import find_lab
+from gpu_worker.exercise.inputs import INT_SENTINEL, input_arrays, job_seed, make_arguments
+from gpu_worker.exercise.labspec import find_lab
 
 ARGS = find_lab("vector-add").spec.harness().args_for("cuda")
 
@@ -35,7 +35,7 @@ def test_outputs_start_as_nan():
 
 
 def test_integer_outputs_start_as_the_sentinel():
-    from gpu_worker.inputs import poison
+    from gpu_worker.exercise.inputs import poison
 
     assert (poison("int32", (4,)) == INT_SENTINEL["int32"]).all()
 

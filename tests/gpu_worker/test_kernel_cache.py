@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gpu_worker import kernel_cache, sandbox
+from gpu_worker.isolation import sandbox
+from gpu_worker.measurement import kernel_cache
 from gpu_worker.protocol import Limits
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_worker.launch import LaunchRejected, resolve_launch
+from gpu_worker.exercise.launch import LaunchRejected, resolve_launch
 from gpu_worker.protocol import LaunchSpec
 
 

@@ -120,7 +120,7 @@ def run_scenarios(folder: Path) -> dict[str, Any]:
     """Every kernel of this file under the tracer; runs in the child with the simulator on."""
     import numpy as np
 
-    from gpu_worker.memtrace import analyse_launch, memory_event
+    from gpu_worker.science.memtrace import analyse_launch, memory_event
 
     results: dict[str, Any] = {}
 
@@ -295,8 +295,8 @@ def test_two_shared_arrays_declared_on_one_line_stay_apart(scenarios):
 
 
 def test_the_report_travels_as_a_memory_event(scenarios):
-    from gpu_worker.memtrace_report import MemoryReport
     from gpu_worker.protocol import Event, Result
+    from gpu_worker.science.memtrace_report import MemoryReport
 
     event = Event.model_validate(scenarios["event"])
     assert event.type == "memory"

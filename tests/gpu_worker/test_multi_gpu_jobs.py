@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gpu_worker import placement, sandbox
-from gpu_worker.labspec import LabError, load_lab
+from gpu_worker.exercise.labspec import LabError, load_lab
+from gpu_worker.isolation import placement, sandbox
 from gpu_worker.protocol import Limits
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
@@ -74,7 +74,7 @@ def test_nccl_all_reduces_across_every_gpu_inside_a_jobs_sandbox():
     count = cupy.cuda.runtime.getDeviceCount()
     if count < 2:
         pytest.skip(f"{count} GPU: an all-reduce across GPUs needs two")
-    from gpu_worker.nccl_child import probe
+    from gpu_worker.isolation.nccl_child import probe
 
     facts = probe(count)
     assert "error" not in facts, facts

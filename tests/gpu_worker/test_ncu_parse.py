@@ -7,7 +7,8 @@ import re
 import pytest
 from engine_factories import alices_job, vector_add_lab
 
-from gpu_worker import ncu, profiling
+from gpu_worker import profiling
+from gpu_worker.measurement import ncu
 
 # HAND-WRITTEN, NOT CAPTURED: a `ncu --csv --page raw --print-units base` log of the vector-add reference
 # (n = 16,777,213) written from the documented format (a header row of metric names, a units row, one row

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gpu_worker import ncu
+from gpu_worker.measurement import ncu
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ncu"
 

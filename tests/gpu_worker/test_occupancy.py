@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_worker.archs import NVIDIA_ARCHES, SUPPORTED_ARCHES, arch_from_cc, get_arch
-from gpu_worker.occupancy import occupancy, occupancy_from_kernel_attrs
+from gpu_worker.science.archs import NVIDIA_ARCHES, SUPPORTED_ARCHES, arch_from_cc, get_arch
+from gpu_worker.science.occupancy import occupancy, occupancy_from_kernel_attrs
 
 
 def test_a_256_thread_block_with_32_registers_fills_an_sm_90() -> None:

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpu_worker.archs import NVIDIA_ARCHES, NVIDIA_ARCHS, NvidiaArch
-from gpu_worker.occupancy import FACTOR_BITS, cuda_occupancy_batch, occupancy
+from gpu_worker.science.archs import NVIDIA_ARCHES, NVIDIA_ARCHS, NvidiaArch
+from gpu_worker.science.occupancy import FACTOR_BITS, cuda_occupancy_batch, occupancy
 
 HARNESS = Path(__file__).parent / "occupancy_harness" / "occ_harness.cpp"
 CONFIGS_PER_ARCH = 100_000

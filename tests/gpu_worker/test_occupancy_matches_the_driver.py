@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpu_worker.archs import NVIDIA_ARCHS, arch_from_cc
-from gpu_worker.occupancy import cuda_occupancy_batch, occupancy
+from gpu_worker.science.archs import NVIDIA_ARCHS, arch_from_cc
+from gpu_worker.science.occupancy import cuda_occupancy_batch, occupancy
 
 SOURCE = Path(__file__).parent / "occupancy_harness" / "driver_check.cu"
 

@@ -6,13 +6,16 @@ The `calibrate` child is replaced by a list of documents (it needs a GPU); the h
 from __future__ import annotations
 
 import datetime as dt
+import json
+import threading
 
 import pytest
 from django.conf import settings as django_settings
 
-from gpu_worker import calibrate, heartbeat, preflight
-from gpu_worker.heartbeat import Heart
+from gpu_worker.measurement import calibrate
 from gpu_worker.settings import WorkerSettings
+from gpu_worker.worker import heartbeat, preflight
+from gpu_worker.worker.heartbeat import Heart
 
 pytestmark = pytest.mark.integration
 H200 = calibrate.ANCHORS["NVIDIA H200"]
@@ -88,8 +91,32 @@ def test_a_low_cached_calibration_is_measured_now_and_once_more_if_still_low(rea
     assert calls == [(False, True), (True, False), (True, False)]
 
 
-def test_a_cached_calibration_older_than_the_limit_is_measured_again(readings, heart):
+def test_a_cached_calibration_too_old_to_serve_from_is_measured_now(readings, heart):
     queue, calls = readings
-    queue += [_document(age_s=SETTINGS.calibration_max_age + 60), _document()]
+    queue += [_document(age_s=SETTINGS.calibration_serve_age + 60), _document()]
     assert preflight.calibrate(heart, SETTINGS).state == heartbeat.SERVING
     assert calls == [(False, True), (True, False)]
+
+
+def _background_remeasure() -> threading.Thread:
+    return next(t for t in threading.enumerate() if t.name == "warplab-recalibrate")
+
+
+def test_an_aged_healthy_cache_serves_at_once_while_the_slice_is_measured_again_behind_it(readings, heart):
+    queue, calls = readings
+    queue += [_document(age_s=SETTINGS.calibration_max_age + 60), _document()]
+    status = preflight.calibrate(heart, SETTINGS)
+    assert status.state == heartbeat.SERVING and calls[0] == (False, True)
+    _background_remeasure().join(timeout=10)
+    assert calls == [(False, True), (True, False)] and heart.status.state == heartbeat.SERVING
+    assert heart.status.measured_at != status.measured_at, "the fresh measurement replaced the cached one"
+
+
+def test_a_sick_background_measurement_takes_the_serving_worker_out_of_service(readings, heart, broker_prefix):
+    queue, calls = readings
+    queue += [_document(age_s=SETTINGS.calibration_max_age + 60), _document(**LOW), _document(**LOW)]
+    assert preflight.calibrate(heart, SETTINGS).state == heartbeat.SERVING
+    _background_remeasure().join(timeout=10)
+    assert calls == [(False, True), (True, False), (True, False)], "a low reading gets its second chance"
+    published = json.loads(heart.client.get(heartbeat.key_for(broker_prefix, "gpu.test@here")))
+    assert published["state"] == heartbeat.OUT_OF_SERVICE and any("BF16" in p for p in published["problems"])

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from engine_factories import vector_add_lab
 
-from gpu_worker import sandbox, uid_pool
+from gpu_worker.isolation import sandbox, uid_pool
 from gpu_worker.protocol import Limits
 
 STAND_IN = """

@@ -1,9 +1,9 @@
 """Bandwidth, FLOP/s and the roofline come from the exercise's declared work; a point above a roof is flagged."""
 
-from gpu_worker.datasheets import DATASHEETS, datasheet_for
 from gpu_worker.figures.roofline import roofline_figure
-from gpu_worker.metrics import Ceilings, work_metrics
 from gpu_worker.protocol import RooflinePoint, WorkSpec
+from gpu_worker.science.datasheets import DATASHEETS, datasheet_for
+from gpu_worker.science.metrics import Ceilings, work_metrics
 
 VECTOR_ADD = WorkSpec(bytes="12 * n", flops="n")
 H200 = Ceilings(source="measured on an H200", copy_bandwidth=4.27e12, fp32=60.6e12, bf16_tensor=793e12)

@@ -2,12 +2,12 @@
 
 from engine_factories import alices_job, module_with, run
 
-from gpu_worker import analysis
 from gpu_worker.backends import SIM_DEVICE
-from gpu_worker.datasheets import DATASHEETS
+from gpu_worker.figures import analysis
 from gpu_worker.figures.roofline import roofline_figure
-from gpu_worker.metrics import Ceilings
 from gpu_worker.protocol import Job, RooflinePoint, WorkSpec
+from gpu_worker.science.datasheets import DATASHEETS
+from gpu_worker.science.metrics import Ceilings
 
 H200 = Ceilings(source="measured on an H200", copy_bandwidth=4.27e12, fp32=60.6e12)
 DEVICE = "NVIDIA H200"
@@ -46,6 +46,16 @@ def test_it_draws_the_largest_size_the_smaller_ones_the_history_and_the_referenc
     for name in ("this submission", "this submission, smaller sizes", "your earlier submissions", "reference"):
         assert "%{text}" in drawn[name]["hovertemplate"] and name in drawn[name]["hovertemplate"]
     assert fig["layout"]["meta"]["source"] == "NVIDIA H200, cuda backend"
+
+
+def test_the_earlier_submissions_and_this_one_are_joined_oldest_first_as_a_path():
+    history = [point(150e9, "#7, step 2"), point(20e9, "#5, step 1")]  # newest first, as the web sends it
+    fig = roofline_figure(
+        "NVIDIA H200, cuda backend", 1 / 12, H200, sizes=[point(300e9, "n=16,777,213")], history=history
+    )
+    assert traces(fig)["your path, oldest to this one"]["y"] == [20e9, 150e9, 300e9]
+    alone = roofline_figure("NVIDIA H200, cuda backend", 1 / 12, H200, sizes=[point(300e9, "n=16,777,213")])
+    assert "your path, oldest to this one" not in traces(alone)
 
 
 def test_one_timed_size_has_no_smaller_sizes_trace():

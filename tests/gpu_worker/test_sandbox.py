@@ -10,7 +10,7 @@ import socket
 import pytest
 from engine_factories import Run, alices_job, module_with, run
 
-from gpu_worker import uid_pool
+from gpu_worker.isolation import uid_pool
 
 PROBE = """
 import json, os

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from gpu_worker import cgroups, sandbox, syscall_filter, uid_pool
+from gpu_worker.isolation import cgroups, sandbox, syscall_filter, uid_pool
 from gpu_worker.protocol import Limits
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")

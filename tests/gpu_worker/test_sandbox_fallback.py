@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from engine_factories import alices_job, module_with, run
 
-from gpu_worker import sandbox
+from gpu_worker.isolation import sandbox
 
 PYTHON_VISIBLE = all(sandbox.everyone_can_read(Path(p)) for p in (sys.base_prefix, sys.prefix, sandbox.PACKAGE_DIR))
 needs_root_and_unshare = pytest.mark.skipif(

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from gpu_worker import sandbox
+from gpu_worker.isolation import sandbox
 from gpu_worker.protocol import Limits
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
@@ -21,7 +21,7 @@ def test_it_binds_a_minimal_read_only_set_not_the_whole_host():
     for flag in ("--unshare-net", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session"):
         assert flag in argv
     assert ("--tmpfs", "/tmp") in pairs and ("--chdir", "/tmp") in pairs
-    assert argv[-3:] == ["gpu_worker.child", "3", "4"]
+    assert argv[-3:] == ["gpu_worker.isolation.child", "3", "4"]
 
 
 def test_its_environment_is_explicit_and_carries_only_cuda_slice_variables(monkeypatch):

@@ -14,8 +14,8 @@ import sys
 
 from engine_factories import alices_job, vector_add_lab
 
-from gpu_worker.device_info import DeviceState, descends_from
-from gpu_worker.gpu_report import GpuReport
+from gpu_worker.measurement.device_info import DeviceState, descends_from
+from gpu_worker.measurement.gpu_report import GpuReport
 from gpu_worker.protocol import CheckInfo
 
 SIZES = {"n": 1024}

@@ -5,9 +5,9 @@ The metrics are `work_metrics` over stated times, as the cuda backend computes t
 
 from __future__ import annotations
 
+from gpu_worker.exercise.labspec import find_lab
 from gpu_worker.figures.sweep import sweep_figure, sweep_points
-from gpu_worker.labspec import find_lab
-from gpu_worker.metrics import Ceilings, work_metrics
+from gpu_worker.science.metrics import Ceilings, work_metrics
 
 
 def _timed(lab, seconds: list[float]) -> dict[int, dict]:
@@ -43,3 +43,18 @@ def test_the_occupancy_sweep_is_bandwidth_against_resident_warps_drawn_in_order_
     points = sweep_points(lab.spec.sweep, metrics)
     assert [x for x, _ in points] == [8, 16, 24, 32, 48, 64]
     assert [round(y) for _, y in points] == [25, 50, 65, 75, 80, 82]
+
+
+def test_the_occupancy_sweep_draws_each_point_at_the_warps_the_driver_kept():
+    lab = find_lab("occupancy")
+    n = lab.spec.sizes["cuda"][0]["n"]
+    ceilings = Ceilings(source="measured", copy_bandwidth=4.0e12, fp32=60e12)
+    metrics = {
+        i: work_metrics(lab.spec.work, s, 8 * n / 3.0e12, ceilings).model_dump()
+        for i, s in enumerate(lab.spec.sizes["cuda"])
+    }
+    blocks = [2, 1, 3, 4, 6, 6]  # 40 registers per thread: the register file stops the 8-block size at 6
+    occupancies = {i: {"driver_blocks_per_sm": b, "threads_per_block": 256} for i, b in enumerate(blocks)}
+    del occupancies[3]  # a size whose occupancy was not measured falls back to the formula (32 warps)
+    points = sweep_points(lab.spec.sweep, metrics, occupancies)
+    assert [x for x, _ in points] == [8, 16, 24, 32, 48, 48]

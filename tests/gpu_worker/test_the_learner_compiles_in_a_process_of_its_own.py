@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from gpu_worker.backends import compile_server, numba_abi
-from gpu_worker.labspec import find_lab
+from gpu_worker.exercise.labspec import find_lab
 
 
 def _compile(tmp_path: Path, source: str, lab: str = "vector-add") -> tuple[dict, list]:

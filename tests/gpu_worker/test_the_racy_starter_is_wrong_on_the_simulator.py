@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from engine_factories import alices_job, run
 
-from gpu_worker.labspec import find_lab
+from gpu_worker.exercise.labspec import find_lab
 
 
 def test_alices_unsynchronised_reversal_reads_slots_no_thread_has_written_yet():

@@ -1,4 +1,4 @@
-"""The timing statistics (gpu_worker.stats): summaries, CIs of the median, the stopping rule, clock drops."""
+"""Timing statistics (gpu_worker.measurement.stats): summaries, CIs of the median, the stopping rule, clock drops."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from gpu_worker import stats
+from gpu_worker.measurement import stats
 
 
 def test_it_takes_the_median_of_an_odd_and_an_even_count():
@@ -217,13 +217,13 @@ class _FakeNvml:
         return 1980
 
     def state(self):
-        from gpu_worker.device_info import DeviceState
+        from gpu_worker.measurement.device_info import DeviceState
 
         return DeviceState(sm_clock_mhz=1980, nvml=True)
 
 
 def _measure(gpu, **kw):
-    from gpu_worker import timing
+    from gpu_worker.measurement import timing
 
     original = timing._cupy
     timing._cupy = lambda: gpu
@@ -257,7 +257,7 @@ def test_small_kernels_get_a_graph_replay_number_divided_by_the_launch_count():
 
 
 def test_batches_taken_at_a_low_sm_clock_are_dropped_and_retaken():
-    from gpu_worker.timing import TimingConfig
+    from gpu_worker.measurement.timing import TimingConfig
 
     gpu = _FakeGpu(kernel_ms=0.5)
     r = _measure(gpu, nvml=_FakeNvml([900, 900]), config=TimingConfig())

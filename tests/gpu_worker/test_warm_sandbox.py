@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from engine_factories import CORRECT_NUMBA_KERNEL, alices_job, module_with, processes_mentioning, run, unique_token
 
-from gpu_worker import engine, sandbox, spare, uid_pool
-from gpu_worker.labspec import load_all
+from gpu_worker import engine
+from gpu_worker.exercise.labspec import load_all
+from gpu_worker.isolation import sandbox, spare, uid_pool
 
 SYNTAX_ERROR = """
 @cuda.jit

@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 
-from gpu_worker.wire import MessageReader, MessageWriter, WireError
+from gpu_worker.isolation.wire import MessageReader, MessageWriter, WireError
 
 
 def written(*messages) -> bytes:

@@ -3,7 +3,8 @@
 import pytest
 import redis
 
-from gpu_worker import calibrate, heartbeat
+from gpu_worker.measurement import calibrate
+from gpu_worker.worker import heartbeat
 from labs import languages, services
 from labs.models import Exercise
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import redis
 
-from gpu_worker import calibrate, heartbeat
+from gpu_worker.measurement import calibrate
+from gpu_worker.worker import heartbeat
 from labs.models.run import Status
 from tests.labs.factories import client_for, make_run
 from tests.labs.fleet_factories import h200_node

@@ -1,6 +1,6 @@
 """The fleet page shows staff every live worker's heartbeat, read from real Redis; nobody else sees it.
 
-Heartbeats are written with `gpu_worker.heartbeat`'s own `Heart`, under a
+Heartbeats are written with `gpu_worker.worker.heartbeat`'s own `Heart`, under a
 broker prefix of each test alone that the site is set to for that test.
 """
 
@@ -13,7 +13,8 @@ import pytest
 import redis
 from django.test import Client
 
-from gpu_worker import calibrate, heartbeat
+from gpu_worker.measurement import calibrate
+from gpu_worker.worker import heartbeat
 from tests.labs.factories import client_for
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]

@@ -1,6 +1,6 @@
 """Runs go to the least-loaded pool of their lane, learners are told their place and wait, GPU time is capped.
 
-Real Redis throughout: workers' heartbeats are written by `gpu_worker.heartbeat.Heart`, and the
+Real Redis throughout: workers' heartbeats are written by `gpu_worker.worker.heartbeat.Heart`, and the
 broker's queues are filled through kombu's own Redis transport under this test's broker prefix.
 """
 
@@ -13,7 +13,8 @@ import redis
 from django.utils import timezone
 from kombu import Connection
 
-from gpu_worker import calibrate, heartbeat
+from gpu_worker.measurement import calibrate
+from gpu_worker.worker import heartbeat
 from labs import fleet_routing, services
 from labs.models import Exercise
 from labs.models.run import Status

@@ -1,6 +1,6 @@
 """A module's page shows its lesson with the figures it names; the machine figure draws a live GPU worker's facts.
 
-Heartbeats are written with `gpu_worker.heartbeat`'s own `Heart` into real Redis,
+Heartbeats are written with `gpu_worker.worker.heartbeat`'s own `Heart` into real Redis,
 under a broker prefix of each test alone.
 """
 
@@ -15,7 +15,8 @@ import pytest
 import redis
 from django.core.management import CommandError, call_command
 
-from gpu_worker import calibrate, heartbeat
+from gpu_worker.measurement import calibrate
+from gpu_worker.worker import heartbeat
 from labs.lessons.registry import render_lesson
 from tests.labs.factories import client_for
 

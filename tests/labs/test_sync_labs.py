@@ -20,8 +20,9 @@ def test_it_loads_the_six_modules_and_vector_add():
     assert list(Module.objects.values_list("number", flat=True)) == [1, 2, 3, 4, 5, 6]
     exercise = Exercise.objects.get(slug="vector-add")
     assert exercise.module.number == 1
-    assert set(exercise.languages) == {"numba", "cuda"}
+    assert set(exercise.languages) == {"numba", "cuda", "triton"}
     assert "TODO" in exercise.starters["numba"] and "__global__" in exercise.starters["cuda"]
+    assert "@triton.jit" in exercise.starters["triton"] and exercise.harness["triton"]["constexprs"] == {"BLOCK": 1024}
     assert exercise.harness["work"]["bytes"].startswith("12 * n")
 
 

@@ -8,7 +8,7 @@ import time
 import pytest
 from django.db import connection
 
-from gpu_worker.labspec import find_lab
+from gpu_worker.exercise.labspec import find_lab
 from labs import services
 from tests import processes
 

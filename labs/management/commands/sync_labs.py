@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from gpu_worker.labspec import LabError
+from gpu_worker.exercise.labspec import LabError
 from labs import services
 
 

@@ -17,7 +17,7 @@ from probe_module import module, report
 
 from bench import kernels
 from gpu_worker.engine import run_job
-from gpu_worker.labspec import find_lab
+from gpu_worker.exercise.labspec import find_lab
 from gpu_worker.protocol import Event, Job
 
 pytestmark = pytest.mark.gpu

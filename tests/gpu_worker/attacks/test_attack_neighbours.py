@@ -19,7 +19,7 @@ from attack_jobs import run_all
 from engine_factories import alices_job, module_with
 from probe_module import module, report
 
-from gpu_worker import sandbox
+from gpu_worker.isolation import sandbox
 
 TOKEN = f"planted-{os.getpid()}-{time.time_ns()}"
 CHILD_MB = 768

@@ -12,9 +12,9 @@ import pytest
 from attack_jobs import run_all
 from engine_factories import alices_job, module_with
 
-from gpu_worker import wire
-from gpu_worker.message_budget import Budget, OverBudget
-from gpu_worker.wire import MessageReader, WireError
+from gpu_worker.isolation import wire
+from gpu_worker.isolation.message_budget import Budget, OverBudget
+from gpu_worker.isolation.wire import MessageReader, WireError
 
 WRITE = "import os, sys\nos.write(int(sys.argv[-1]), {})\n"  # the pipe's fd is the child's last argument
 ARRAY_2GB = '{"name": "c", "dtype": "uint8", "shape": [2147483648], "nbytes": 2147483648}'

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpu_worker.labspec import LabError, find_lab, load_lab
+from gpu_worker.exercise.labspec import LabError, find_lab, load_lab
 
 HEAD_OF_LINE = find_lab("head-of-line").folder
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from gpu_worker.engine import run_job
-from gpu_worker.labspec import find_lab
+from gpu_worker.exercise.labspec import find_lab
 from gpu_worker.protocol import Job
 
 

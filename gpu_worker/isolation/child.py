@@ -1,0 +1,269 @@
+"""The sandboxed child: compile the learner's kernel, run it on fresh inputs, send the outputs back.
+
+Started by `gpu_worker.isolation.sandbox` as `python -m gpu_worker.isolation.child REQUEST_FD MESSAGE_FD`.
+It reads the request (plain JSON) from one pipe, switches to uid 65534 when
+started as root, and writes messages to the other pipe (see `gpu_worker.isolation.wire`):
+`hello`, then `compiled` or a verdict (`compile_error`, `rejected`,
+`runtime_error`), then one `outputs` per size (with the output arrays), then
+`not_run` or `finished` (on the GPU, after a `listing` with PTX and SASS for
+reading). It never judges the outputs: the engine does.
+
+With `"profile": {"index": i}` in the request (`gpu_worker.profiling`, the child
+then runs under Nsight Compute) it launches size i once, under the per-GPU
+lock, and sends `profiled` instead of outputs, memory reports or timings.
+
+The learner's code runs in this process, so it could write to the message
+pipe too; the engine validates every message and checks outputs it computed
+itself, so a forged message can at worst fail the learner's own job. Copies of
+this process made by a learner's `fork` exit at once instead of talking.
+
+Started as `... REQUEST_FD MESSAGE_FD --spare BACKEND CPU_SECONDS` it is a
+spare (see `gpu_worker.isolation.spare`): it imports its backend first, sends `ready`,
+and only then blocks reading the request.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import resource
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+from typing import Any
+
+from gpu_worker.isolation.wire import MessageWriter
+
+
+def _read_request(fd: int) -> dict[str, Any]:
+    chunks = []
+    with os.fdopen(fd, "rb") as pipe:
+        while chunk := pipe.read(1 << 16):
+            chunks.append(chunk)
+    return json.loads(b"".join(chunks))
+
+
+def _drop_privileges(uid: int | None, gid: int | None) -> None:
+    if uid is None or os.getuid() != 0:
+        return
+    from gpu_worker.measurement import kernel_cache
+
+    kernel_cache.give_to(uid, gid or uid)  # a spare's CuPy cache, made as root before the job
+    os.setgroups([])
+    os.setresgid(gid or uid, gid or uid, gid or uid)
+    os.setresuid(uid, uid, uid)  # from root to non-root: the kernel clears every capability
+    if os.getuid() != uid or os.geteuid() != uid:
+        raise RuntimeError("could not switch to the sandbox user")
+
+
+def _private_workdir() -> Path:
+    """A fresh folder for this job's files and caches (under bwrap's private /tmp; on the host /tmp without it)."""
+    workdir = Path(tempfile.mkdtemp(prefix="job-"))
+    for name, sub in (("HOME", ""), ("TMPDIR", "tmp"), ("NUMBA_CACHE_DIR", "numba-cache"), ("CUDA_CACHE_PATH", "nv")):
+        folder = workdir / sub
+        folder.mkdir(exist_ok=True)
+        os.environ[name] = str(folder)
+    tempfile.tempdir = os.environ["TMPDIR"]
+    return workdir
+
+
+class _Child:
+    def __init__(self, writer: MessageWriter, request: dict[str, Any]):
+        self.writer = writer
+        self.request = request
+        self.pid = os.getpid()
+        self.workdir = _private_workdir()
+
+    def send(self, message: dict[str, Any], arrays: dict[str, Any] | None = None) -> None:
+        self.leave_if_forked()
+        self.writer.send(message, arrays)
+
+    def leave_if_forked(self) -> None:
+        if os.getpid() != self.pid:
+            os._exit(0)
+
+    def run(self) -> None:
+        from gpu_worker.backends import get_backend
+        from gpu_worker.backends.base import LearnerError
+        from gpu_worker.exercise.inputs import make_arguments
+        from gpu_worker.exercise.launch import LaunchConfig
+        from gpu_worker.protocol import ArgSpec
+
+        request = self.request
+        args = [ArgSpec.model_validate(a) for a in request["args"]]
+        backend = get_backend(request["backend"])
+        workdir = self.workdir
+        try:
+            try:
+                compiled = backend.compile(
+                    request["language"], request["source"], request["entry"], args, workdir, request.get("triton")
+                )
+            except LearnerError as exc:
+                self.leave_if_forked()
+                info = exc.compile_info.model_dump() if exc.compile_info else None
+                diagnostics = [d.model_dump() for d in exc.diagnostics]
+                self.send({"type": exc.verdict, "message": exc.message, "diagnostics": diagnostics, "compile": info})
+                return
+            self.send({"type": "compiled", "compile": compiled.info.model_dump()})
+            if compiled.handle is None:
+                self.send({"type": "not_run", "message": compiled.not_run_reason})
+                return
+            profile = request.get("profile")
+            for index, run in enumerate(request["runs"]):
+                if profile is not None and index != int(profile["index"]):
+                    continue
+                values = make_arguments(args, run["sizes"], run["seed"])
+                config = LaunchConfig(tuple(run["grid"]), tuple(run["block"]), run.get("shared_bytes", 0))
+                check = _check_spec(request, args, run) if profile is None else None
+                try:
+                    with _gpu_lock(backend) if profile is not None else contextlib.nullcontext():
+                        checks = backend.launch(compiled.handle, [values[a.name] for a in args], config, check)
+                except LearnerError as exc:
+                    self.leave_if_forked()
+                    diagnostics = [d.model_dump() for d in exc.diagnostics]
+                    self.send({"type": exc.verdict, "message": exc.message, "diagnostics": diagnostics, "index": index})
+                    return
+                if profile is not None:  # the profiler has what it came for; no outputs, no timing
+                    self.send({"type": "profiled", "index": index})
+                    continue
+                if checks is not None:  # judged on the device by this process, which never ran learner code
+                    self.send({"type": "checked", "index": index, "checks": [c.model_dump() for c in checks]})
+                else:
+                    outputs = {a.name: values[a.name] for a in args if a.role == "out"}
+                    self.send({"type": "outputs", "index": index}, outputs)
+                memory = backend.take_memory_report() if hasattr(backend, "take_memory_report") else None
+                if memory is not None:
+                    self.send({"type": "memory", "index": index, "memory": memory})
+                if request.get("measure") and hasattr(backend, "time"):  # the cuda backend: occupancy, timing
+                    try:
+                        occupancy = backend.occupancy(compiled.handle, config)  # type: ignore[attr-defined]
+                        self.send({"type": "occupancy", "index": index, "occupancy": occupancy})
+                        timed = [
+                            [make_arguments(args, run["sizes"], seed)[a.name] for a in args]
+                            for seed in run.get("timed_seeds") or []
+                        ]
+                        summary = backend.time(timed, check)  # type: ignore[attr-defined]
+                        timed_checks = summary.pop("checks", None)
+                        if timed_checks is not None:
+                            self.send({"type": "checked", "index": index, "phase": "timed", "checks": timed_checks})
+                        self.send({"type": "timing", "index": index, "timing": summary})
+                    except LearnerError as exc:
+                        self.leave_if_forked()
+                        self.send({"type": exc.verdict, "message": exc.message, "diagnostics": [], "index": index})
+                        return
+            if profile is None and request.get("measure") and hasattr(backend, "listing"):
+                # PTX and SASS for reading, compiled again after the measurements so they delay nothing
+                self.send({"type": "listing", **backend.listing(compiled.handle, request["source"], workdir)})
+            self.send({"type": "finished"})
+        finally:
+            self.leave_if_forked()
+            backend.close()
+
+
+def _check_spec(request: dict[str, Any], args: list[Any], run: dict[str, Any]) -> Any:
+    """What the engine asked this process to judge on the device (`cuda` only), or None."""
+    spec = request.get("check")
+    if not spec:
+        return None
+    from gpu_worker.backends.device_check import CheckSpec
+    from gpu_worker.protocol import Tolerance
+
+    tolerance = Tolerance.model_validate(spec["tolerance"])
+    return CheckSpec(args=args, expected=dict(spec["expected"]), tolerance=tolerance, sizes=dict(run["sizes"]))
+
+
+def _gpu_lock(backend: Any) -> contextlib.AbstractContextManager[float]:
+    """The per-GPU lock around a profiled launch, so no timed run shares the GPU with the profiler's replays."""
+    from gpu_worker.measurement.gpu_lock import timing_lock
+
+    uuid = getattr(backend, "uuid", None)
+    return timing_lock(uuid) if uuid else contextlib.nullcontext(0.0)
+
+
+def _warm_up(backend: str) -> str:
+    """A spare's imports (and, for cuda, its CUDA context): done before its job's request arrives.
+
+    Returns what failed, in words ('' when nothing did): the job then does it itself, and shows any
+    real fault; the worker logs the spare's problem, which would otherwise go unseen.
+    """
+    import gpu_worker.backends.base  # noqa: F401
+    import gpu_worker.exercise.inputs  # noqa: F401
+    import gpu_worker.exercise.launch  # noqa: F401
+    import gpu_worker.protocol  # noqa: F401
+
+    if backend == "sim":
+        import numba.cuda  # noqa: F401  # the simulator (the sandbox sets NUMBA_ENABLE_CUDASIM)
+
+        import gpu_worker.backends.sim  # noqa: F401
+        import gpu_worker.science.memtrace  # noqa: F401
+        from gpu_worker.backends import compile_server
+
+        compile_server.start_spare()  # the real compiler, warm, in a process of its own
+    elif backend == "cuda":
+        try:
+            from gpu_worker.measurement import kernel_cache
+
+            kernel_cache.prepare()  # before CuPy is imported: its cache backend is built once per process
+            import gpu_worker.backends.cuda  # noqa: F401
+            from gpu_worker.backends import compile_server
+
+            compile_server.start_spare()  # the learner's compile process, warm; it starts while CUDA does
+            import cupy
+
+            cupy.cuda.runtime.free(0)  # creates the device's primary context
+            from gpu_worker.measurement.timing import compile_harness
+
+            compile_harness(cupy)  # our own kernel, before any learner's code is in this process
+        except Exception as exc:
+            return "".join(traceback.format_exception_only(type(exc), exc)).strip()[:500]
+    return ""
+
+
+def _become_spare(argv: list[str], writer: MessageWriter) -> None:
+    """Import what the job will need, keep only the job's CPU seconds from here on, and say `ready`."""
+    backend, cpu_seconds = argv[0], int(argv[1])
+    problem = _warm_up(backend)
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    limit = math.ceil(used.ru_utime + used.ru_stime) + cpu_seconds
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    if hard == resource.RLIM_INFINITY or limit < hard:
+        resource.setrlimit(resource.RLIMIT_CPU, (limit, limit))  # lowering needs no privilege
+    writer.send({"type": "ready", **({"problem": problem} if problem else {})})
+
+
+def main(argv: list[str]) -> int:
+    request_fd, message_fd = int(argv[0]), int(argv[1])
+    os.set_inheritable(message_fd, False)  # compilers and learners' subprocesses do not get it
+    writer = MessageWriter(message_fd)
+    try:
+        if argv[2:3] == ["--spare"]:  # a spare (gpu_worker.isolation.spare): warm up, then wait for the request
+            _become_spare(argv[3:], writer)
+        request = _read_request(request_fd)
+        if request.get("gpu_lock_fd") is not None:  # the worker's per-GPU timing lock, inherited (gpu_lock.py)
+            os.environ["WARPLAB_GPU_LOCK_FD"] = str(int(request["gpu_lock_fd"]))
+        if request.get("module_rules") is False:  # the engine's own choice (sandbox tests), never the learner's
+            from gpu_worker.backends.learner_module import UNCHECKED_ENV
+
+            os.environ[UNCHECKED_ENV] = "1"
+        _drop_privileges(request.get("drop_uid"), request.get("drop_gid"))
+        writer.send({"type": "hello", "pid": os.getpid(), "uid": os.getuid(), "gid": os.getgid()})
+        child = _Child(writer, request)
+        child.run()
+    except BaseException as exc:  # our failure, not the learner's: say so plainly
+        if "child" in locals():
+            child.leave_if_forked()
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        frames = traceback.extract_tb(exc.__traceback__)
+        if frames:  # where in our code, for whoever reads the worker's log
+            detail += f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno} in {frames[-1].name})"
+        with contextlib.suppress(OSError):
+            writer.send({"type": "error", "message": f"the job's child process failed: {detail}"[:2000]})
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

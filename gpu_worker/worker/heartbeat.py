@@ -1,0 +1,309 @@
+"""The worker's heartbeat: what state it is in, decided from its calibration, published to Redis.
+
+A worker is `starting`, `calibrating` (measuring its slice's ceilings before it
+consumes anything), `serving`, or `out_of_service` (its calibration failed, or
+some ceiling is more than 10% under the anchor measured on the same kind of GPU,
+see `gpu_worker.measurement.calibrate.healthy`). `decide` turns a calibration outcome into a
+`Status`; `Heart` writes the heartbeat document as JSON to the broker's Redis at
+`<broker_prefix>warplab:worker:<name>`, with a TTL of three intervals so a dead
+worker's key goes away by itself, and deletes it on a clean stop. While the
+Celery worker runs, `bootstep` keeps it beating on the worker's own timer.
+Each beat also carries the slice's kind and its GPU's live state through NVML
+(`Heart.probe`, `device_info.live_state`). The web side reads these keys for its
+fleet page and dashboard (`labs.fleet`).
+
+The state also gates work: a probe that fails (NVML no longer answers for the
+slice, or raises) takes a serving worker out of service until it answers again,
+and so does a sick calibration measured in the background (`preflight`). While
+the worker is not serving, `HeartbeatStep` stops consuming its queue and kills the
+pool process of the job in flight, so Celery puts that job back on the queue
+(`task_reject_on_worker_lost`) for a healthy worker; serving again, it consumes again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import logging
+import os
+import signal
+import socket
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+import redis
+from celery import bootsteps
+from celery.worker import state as worker_state
+
+from gpu_worker.measurement.calibrate import CEILING_INFO, anchors_for, healthy
+
+log = logging.getLogger(__name__)
+
+STARTING, CALIBRATING, SERVING, OUT_OF_SERVICE = "starting", "calibrating", "serving", "out_of_service"
+REDIS_TIMEOUT = 5.0  # seconds a beat may wait for Redis: it runs on the worker's event loop
+#: The ceilings in words, for problems a person reads.
+LABELS = {c.key: c.words for c in CEILING_INFO}
+
+
+@dataclass(frozen=True)
+class Status:
+    """What the heartbeat says about the slice, apart from who the worker is."""
+
+    state: str
+    device: str
+    ceilings: dict[str, float] | None = None
+    anchors: dict[str, float] | None = None
+    measured_at: str | None = None
+    healthy: bool | None = None
+    problems: list[str] = field(default_factory=list)
+    gpu_uuid: str | None = None
+    device_facts: dict[str, Any] | None = None  # the driver's facts (SMs, registers, L2, clocks) for lesson pages
+
+
+def simulator() -> Status:
+    """A sim worker measures nothing: it serves at once, without ceilings."""
+    return Status(state=SERVING, device="simulator (CPU)", healthy=True)
+
+
+def starting() -> Status:
+    """Before anything is known: the worker is up, its slice not yet measured."""
+    return Status(state=STARTING, device="GPU (not measured yet)")
+
+
+def calibrating(previous: Status) -> Status:
+    """Measuring (again): what the last calibration said stays visible meanwhile."""
+    return replace(previous, state=CALIBRATING)
+
+
+def _in_words(problem: str) -> str:
+    key, _, rest = problem.partition(":")
+    return f"{LABELS.get(key, key)}:{rest}" if rest else problem
+
+
+def decide(calibration: dict[str, Any] | None, error: str | None = None) -> Status:
+    """From a calibration document (or the error that stopped it): serving, or out of service and why."""
+    if calibration is None or error:
+        reason = error or "it gave no ceilings"
+        problems = [f"calibration failed: {reason}"]
+        return Status(state=OUT_OF_SERVICE, device="GPU (calibration failed)", healthy=False, problems=problems)
+    key = calibration.get("key", {})
+    name = key.get("name", "unknown GPU")
+    ceilings = dict(calibration.get("ceilings") or {})
+    anchors = anchors_for(name)
+    ok, problems = healthy(ceilings, anchors, document=calibration)
+    return Status(
+        state=SERVING if ok else OUT_OF_SERVICE,
+        device=name,
+        ceilings=ceilings,
+        anchors=anchors,
+        measured_at=calibration.get("measured_at"),
+        healthy=ok,
+        problems=[_in_words(p) for p in problems],
+        gpu_uuid=key.get("uuid"),
+        device_facts=_facts(calibration.get("device")),
+    )
+
+
+FACT_KEYS = (
+    "name", "arch", "sm_count", "l2_bytes", "memory_bytes", "shared_per_sm", "max_shared_per_block_optin",
+    "regs_per_sm", "max_threads_per_sm", "sm_clock_max_mhz", "mig_mode",
+)  # fmt: skip
+
+
+def _facts(device: Any) -> dict[str, Any] | None:
+    """The calibration's device facts that describe the slice's hardware (no UUID or driver: those are keys)."""
+    if not isinstance(device, dict):
+        return None
+    return {k: device[k] for k in FACT_KEYS if k in device}
+
+
+def now_iso() -> str:
+    """Now, in UTC, as the document's `updated_at` writes it."""
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
+
+
+def document(
+    status: Status, *, name: str, queue: str, pool: str, backend: str, slice_kind: str = "", gpu_state: Any = None
+) -> dict[str, Any]:
+    """The heartbeat document: who the worker is, its slice, what it measured, and its state (and its GPU's) now."""
+    return {
+        "name": name,
+        "queue": queue,
+        "pool": pool,
+        "backend": backend,
+        "slice_kind": slice_kind,
+        "gpu_state": gpu_state,
+        **asdict(status),
+        "updated_at": now_iso(),
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+    }
+
+
+def key_for(prefix: str, name: str) -> str:
+    """The Redis key of worker `name`'s heartbeat, under the broker's key prefix."""
+    return f"{prefix}warplab:worker:{name}"
+
+
+def _summary(status: Status) -> str:
+    if status.state == CALIBRATING:
+        return "measuring this slice's ceilings before consuming anything"
+    if status.state == OUT_OF_SERVICE:
+        return "; ".join(status.problems)
+    if status.state == SERVING and status.ceilings:
+        c = status.ceilings
+        rates = f"copy {c.get('copy_bytes_per_s', 0) / 1e9:.0f} GB/s, FP32 {c.get('fp32_flops', 0) / 1e12:.1f} TFLOP/s"
+        checked = "within 10% of its anchors" if status.anchors else "no anchors for this GPU: not checked"
+        return f"{status.device}, {rates}, {checked}"
+    return status.device
+
+
+class Heart:
+    """One worker's heartbeat key: `set` a status (logged when it changes), `beat` to renew it, `stop` to drop it."""
+
+    def __init__(
+        self,
+        client: redis.Redis,
+        *,
+        prefix: str,
+        name: str,
+        queue: str,
+        pool: str,
+        backend: str,
+        interval: float,
+        slice_kind: str = "",
+    ) -> None:
+        self.client, self.key, self.interval = client, key_for(prefix, name), interval
+        self.identity = {"name": name, "queue": queue, "pool": pool, "backend": backend, "slice_kind": slice_kind}
+        self.status = starting()
+        #: Called at every beat for the GPU's live state (`device_info.live_state`); None: no GPU state.
+        self.probe: Callable[[], dict[str, Any]] | None = None
+        self._before_probe_failed: Status | None = None  # the serving status a failed probe suspended
+
+    @classmethod
+    def from_url(cls, url: str, **kwargs: Any) -> Heart:
+        """A heart on the broker's Redis; a beat waits at most a few seconds for it, never blocking the worker."""
+        client = redis.Redis.from_url(url, socket_timeout=REDIS_TIMEOUT, socket_connect_timeout=REDIS_TIMEOUT)
+        return cls(client, **kwargs)
+
+    @property
+    def ttl_ms(self) -> int:
+        """Three intervals: one late or lost beat does not drop the worker from the fleet."""
+        return max(1000, int(3000 * self.interval))
+
+    def set(self, status: Status, note: str = "") -> None:
+        """Publish `status` now; a change of state is logged, with `note` after it."""
+        if status.state != self.status.state:
+            log.log(
+                logging.WARNING if status.state == OUT_OF_SERVICE else logging.INFO,
+                "worker %s is %s: %s%s",
+                self.identity["name"],
+                status.state.replace("_", " "),
+                _summary(status),
+                f" ({note})" if note else "",
+            )
+        self.status = status
+        self.beat()
+
+    def beat(self) -> None:
+        """Write the document again; a Redis outage costs beats, never the worker."""
+        gpu_state = None
+        if self.probe is not None:
+            try:
+                gpu_state = self.probe()
+            except Exception as exc:  # NVML failing must cost the GPU state, never the beat
+                gpu_state = {"nvml": False, "problem": f"NVML failed: {type(exc).__name__}: {exc}"}
+            self._judge_probe(gpu_state)
+        try:
+            doc = document(self.status, **self.identity, gpu_state=gpu_state)
+            self.client.set(self.key, json.dumps(doc), px=self.ttl_ms)
+        except redis.RedisError as exc:
+            log.warning("heartbeat %s not written: %s", self.key, exc)
+
+    def _judge_probe(self, gpu_state: dict[str, Any]) -> None:
+        """A failed probe suspends serving; the probe answering again restores the status it suspended."""
+        problem = gpu_state.get("problem") if isinstance(gpu_state, dict) else None
+        if problem and self.status.state == SERVING:
+            self._before_probe_failed = self.status
+            self.set(probe_failed(self.status, problem), note="consuming nothing; the job in flight goes back")
+        elif not problem and self._before_probe_failed is not None and self.status.state == OUT_OF_SERVICE:
+            serving, self._before_probe_failed = self._before_probe_failed, None
+            self.set(serving, note="the GPU answers again")
+
+    def stop(self) -> None:
+        """Drop the key, so the worker leaves the fleet at once rather than when its TTL runs out."""
+        try:
+            self.client.delete(self.key)
+        except redis.RedisError as exc:
+            log.warning("heartbeat %s not deleted (it expires in %d s): %s", self.key, self.ttl_ms // 1000, exc)
+
+
+def probe_failed(status: Status, problem: str) -> Status:
+    """A serving status suspended because the GPU's probe failed."""
+    return replace(status, state=OUT_OF_SERVICE, healthy=False, problems=[f"GPU probe failed: {problem}"])
+
+
+def requeue_jobs_in_flight() -> list[int]:
+    """Kill the pool processes running jobs, so each job goes back on its queue; their pids.
+
+    Late acknowledgement with `task_reject_on_worker_lost` makes Celery reject a job whose pool
+    process died, and the broker delivers it again to another worker. The sandbox dies with the
+    process that started it (bubblewrap's `--die-with-parent`).
+    """
+    pids = sorted({r.worker_pid for r in list(worker_state.active_requests) if r.worker_pid})
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return pids
+
+
+class HeartbeatStep(bootsteps.StartStopStep):
+    """Beats on the Celery worker's timer while the worker runs, and consumes only while serving.
+
+    Its `heart` is bound by `bootstep`.
+    """
+
+    requires = {"celery.worker.components:Timer"}
+    heart: Heart
+
+    def __init__(self, parent: Any, **kwargs: Any) -> None:
+        super().__init__(parent, **kwargs)
+        self.tref: Any = None
+        self.consuming = True  # the worker starts consuming its -Q queue
+
+    def start(self, parent: Any) -> None:
+        self.heart.beat()
+        self.tref = parent.timer.call_repeatedly(self.heart.interval, self.tick, (parent,))
+
+    def tick(self, parent: Any) -> None:
+        """One beat, then consume or stop consuming as the heart's state says."""
+        self.heart.beat()
+        consumer = getattr(parent, "consumer", None)
+        if consumer is None or getattr(consumer, "task_consumer", None) is None:
+            return  # the consumer has not started yet
+        queue = self.heart.identity["queue"]
+        serving = self.heart.status.state == SERVING
+        if self.consuming and not serving:
+            consumer.cancel_task_queue(queue)
+            self.consuming = False
+            pids = requeue_jobs_in_flight()
+            log.warning("worker %s stopped consuming %s; jobs in flight put back: %d", self.heart.key, queue, len(pids))
+        elif serving and not self.consuming:
+            consumer.add_task_queue(queue)
+            self.consuming = True
+            log.info("worker %s consumes %s again", self.heart.key, queue)
+
+    def stop(self, parent: Any) -> None:
+        if self.tref is not None:
+            self.tref.cancel()
+            self.tref = None
+        self.heart.stop()
+
+    terminate = stop  # a cold shutdown drops the key too
+
+
+def bootstep(heart: Heart) -> type[HeartbeatStep]:
+    """A worker bootstep that keeps `heart` beating: `app.steps["worker"].add(bootstep(heart))`."""
+    return type("WarpLabHeartbeat", (HeartbeatStep,), {"heart": heart})

@@ -1,0 +1,289 @@
+"""The Celery service: consume one slice's queue, run each job in the engine, report to the web queue.
+
+Events go to the web side as `labs.record_event` tasks on the `web` queue, where
+they are stored and broadcast on the submission's channel-layer group; the
+final event travels with the result (`labs.record_result`) so that a viewer who
+is told `done` can already read the stored result. Nothing here imports Django.
+
+Before it runs a delivery the worker claims it from the web side's job ledger
+(`labs.claim_run`, answered through the result backend; `labs.ledger` says
+why): a finished run or one another delivery holds is not run again, a run past
+its attempt cap ends there, and the attempt number the claim grants goes with
+every report, so a lost attempt's stragglers are dropped. With no answer the
+delivery goes back to the queue. A pool process dies with the worker's main
+process (and its sandbox with it), so a killed worker leaves nothing running.
+
+Each worker publishes a heartbeat (`gpu_worker.worker.heartbeat`) from start to stop.
+A cuda worker calibrates before it consumes anything (`gpu_worker.worker.preflight`):
+an unhealthy slice stays out of service, measuring again every
+`recalibrate_seconds`, until it is healthy; a sim worker serves at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import time
+from collections.abc import Callable
+from typing import Any
+
+from celery import Celery
+from celery.exceptions import Reject, SoftTimeLimitExceeded
+from celery.signals import worker_process_init
+from celery.utils.nodenames import host_format
+from pydantic import ValidationError
+
+from gpu_worker.isolation import placement, sandbox, spare
+from gpu_worker.protocol import Event, Job, Result
+from gpu_worker.settings import WorkerSettings
+from gpu_worker.worker import heartbeat, preflight
+from gpu_worker.worker.heartbeat import Heart
+
+log = logging.getLogger(__name__)
+settings = WorkerSettings()
+# Warm starts: spare sandboxes, owned by the pool process that runs the tasks, on by default here (only the
+# worker imports this module; the environment can still say 0 or 1). On the H200 a spare takes the first
+# figure from 1.4 s to 0.23 s (C++) and, with Numba's compiler warmed in it, from 2.2 s to 0.22 s (Numba),
+# p50 through the whole pipeline (docs/benchmarks.md, runs 16 and 17).
+spare.set_default(True)
+
+app = Celery("gpu_worker", broker=settings.broker_url, backend=settings.result_backend or settings.broker_url)
+app.conf.update(
+    task_serializer="json",
+    accept_content=["json"],
+    task_ignore_result=True,
+    task_acks_late=True,
+    task_reject_on_worker_lost=True,
+    worker_prefetch_multiplier=1,
+    worker_concurrency=1,
+    task_soft_time_limit=settings.soft_time_limit,
+    task_time_limit=settings.hard_time_limit,
+    broker_transport_options={
+        "visibility_timeout": settings.visibility_timeout,
+        "global_keyprefix": settings.broker_prefix,
+        # how often a consumer gives the broker back jobs a dead consumer took (past the visibility timeout)
+        "unacked_restore_interval": settings.restore_seconds,
+        "unacked_restore_throttle": 1,
+    },
+    broker_connection_retry_on_startup=True,
+    worker_hijack_root_logger=True,
+    result_expires=600,
+)
+CLAIM_TASK = "labs.claim_run"
+
+
+def _report(name: str, *args: Any) -> None:
+    app.send_task(name, args=list(args), queue=settings.results_queue)
+
+
+class _Reporter:
+    """Sends events as they come; keeps the final one back to travel with the result."""
+
+    def __init__(self, submission_id: int, attempt: int | None = None):
+        self.submission_id, self.attempt = submission_id, attempt
+        self.seq_offset = 1000 * ((attempt or 1) - 1)  # a rerun's events must not collide with the lost run's
+        self.final: dict | None = None
+        self.last_seq = 1
+
+    def __call__(self, event: Event) -> None:
+        payload = event.to_wire()
+        payload["seq"] += self.seq_offset
+        self.last_seq = max(self.last_seq, payload["seq"])
+        if payload["type"] in ("done", "error"):
+            self.final = payload
+        else:
+            _report("labs.record_event", self.submission_id, payload, self.attempt)
+
+    def finish(self, result: Result) -> None:
+        kind = "error" if result.verdict == "error" else "done"
+        fallback = Event.of(kind, self.last_seq + 1, verdict=result.verdict, message=result.message)
+        final = self.final or fallback.to_wire()
+        _report("labs.record_result", self.submission_id, result.to_wire(), final, self.attempt)
+
+
+def _claim(submission_id: int, task_id: str) -> dict:
+    """The ledger's answer for this delivery; with none in `claim_timeout`, the delivery goes back to the queue."""
+    try:
+        answer = app.send_task(
+            CLAIM_TASK, args=[submission_id, task_id], queue=settings.results_queue, expires=settings.claim_timeout
+        )
+        claim = answer.get(timeout=settings.claim_timeout, disable_sync_subtasks=False)
+        answer.forget()
+        return dict(claim)
+    except Exception as exc:  # the web side, its database or the broker is away: try again later
+        log.warning("no claim for submission %s (%s: %s); back to the queue", submission_id, type(exc).__name__, exc)
+        time.sleep(settings.claim_retry_seconds)
+        raise Reject(f"no claim answer: {exc}", requeue=True) from exc
+
+
+@worker_process_init.connect
+def _start_first_spare(**_: Any) -> None:
+    """In the pool process, before it takes a task: it dies with the worker, and the first job finds a spare too.
+
+    The pool process runs its tasks on this same (main) thread, which the spare's
+    `--die-with-parent` needs (see `gpu_worker.isolation.spare`).
+    """
+    from gpu_worker.engine import start_first_spare
+
+    sandbox.die_with_parent()  # a pool process never outlives a killed worker
+    if start_first_spare(settings.backend):
+        log.info("a spare sandbox is starting for the first job")
+
+
+@app.task(name="gpu_worker.run_job", bind=True)
+def run_job(self: Any, payload: dict) -> str:
+    """Run one learner job; the verdict is returned, the facts go to the web queue."""
+    from gpu_worker.engine import run_job as run_in_engine
+
+    submission_id = int(payload.get("submission_id", 0))
+    try:
+        job = Job.model_validate(payload)
+    except ValidationError as exc:
+        result = Result(
+            submission_id=submission_id,
+            verdict="rejected",
+            backend=settings.backend,
+            device="none",
+            message=f"The job did not match the contract: {exc.error_count()} problem(s): {exc.errors()[0]['msg']}",
+        )
+        _Reporter(submission_id).finish(result)
+        return result.verdict
+    claim = _claim(job.submission_id, str(self.request.id))
+    if not claim["run"]:
+        log.info("submission %s not run: %s", job.submission_id, claim["reason"])
+        return "not run"
+    reporter = _Reporter(job.submission_id, attempt=int(claim["attempt"]))
+    if claim["attempt"] > 1:
+        again = f"A worker was lost during this run; it is being run again (attempt {claim['attempt']})."
+        reporter(Event.of("log", 1, message=again))
+    started = time.monotonic()
+    backend = job.backend or settings.backend
+    owned = len(placement.worker_gpus(declared=settings.gpus))
+    if (why := placement.refusal(job.exercise.limits.gpus, backend, owned)) is not None:
+        result = Result(submission_id=job.submission_id, verdict="error", backend=backend, device="none", message=why)
+        reporter.finish(result)
+        return result.verdict
+    try:
+        result = run_in_engine(job, reporter, backend=backend)
+    except SoftTimeLimitExceeded:
+        result = Result(
+            submission_id=job.submission_id,
+            verdict="error",
+            backend=settings.backend,
+            device="unknown",
+            message=f"The worker gave up on this run after {settings.soft_time_limit} s.",
+        )
+    except Exception as exc:  # an engine bug must still end the run, never leave it running
+        log.exception("engine failed on submission %s", job.submission_id)
+        result = Result(
+            submission_id=job.submission_id,
+            verdict="error",
+            backend=settings.backend,
+            device="unknown",
+            message=f"The worker failed outside your code ({type(exc).__name__}); it has been logged.",
+        )
+    result.elapsed_seconds = result.elapsed_seconds or round(time.monotonic() - started, 3)
+    log.info(
+        "submission %s: %s in %.2f s: %s",
+        job.submission_id,
+        result.verdict,
+        result.elapsed_seconds,
+        result.message[:500],
+    )
+    reporter.finish(result)
+    return result.verdict
+
+
+@app.task(name="gpu_worker.profile_run")
+def profile_run(payload: dict) -> str:
+    """Nsight Compute for a judged run (the profile lane): a `profile` event, then the facts to the web queue."""
+    from gpu_worker.engine import run_profile
+
+    job = Job.model_validate(payload)
+    reporter = _Reporter(job.submission_id)
+    try:
+        facts = run_profile(job, reporter, backend=job.backend or settings.backend)
+    except Exception as exc:  # ours; the run's verdict stands whatever happens here
+        log.exception("profile of submission %s failed", job.submission_id)
+        facts = {"available": False, "reason": f"the profiling run failed on the worker ({type(exc).__name__})"}
+    _report("labs.record_profile", job.submission_id, facts or {"available": False, "reason": "not a GPU worker"})
+    return "profiled" if (facts or {}).get("available") else "unavailable"
+
+
+def _serve_profile_lane(queue: str, loglevel: str, name: str | None) -> None:
+    os.environ[spare.ENV] = "0"  # a profile child is started under ncu, never from a spare
+    name = name or host_format(f"{queue}@%h")
+    app.worker_main(
+        ["worker", "-Q", queue, "--concurrency", "1", "--prefetch-multiplier", "1", "-n", name, "--loglevel", loglevel]
+        + ["--without-gossip", "--without-mingle"]
+    )
+
+
+def _leave(signum: int, frame: Any) -> None:
+    """Until Celery installs its own handlers: stop as its warm shutdown does (exit 0), the heartbeat dropped."""
+    log.info("worker told to stop (signal %d) before it consumed anything", signum)
+    raise SystemExit(0)
+
+
+def _gpu_probe(uuid: str | None) -> Callable[[], dict[str, Any]]:
+    """The heartbeat's GPU-state reader: one NVML handle, found by the calibrated UUID, read at every beat."""
+    from gpu_worker.measurement.device_info import Nvml, live_state
+
+    nvml = Nvml(uuid=uuid)
+    return lambda: live_state(nvml)
+
+
+def serve(pool: str | None = None, loglevel: str = "INFO", name: str | None = None, lane: str = "verdict") -> None:
+    """Start a worker for this slice's queue: concurrency 1, prefetch 1, late acknowledgement.
+
+    A cuda worker calibrates first and consumes only once healthy; its heartbeat says so meanwhile.
+    `lane="profile"` serves `<queue>.profile` instead: Nsight Compute runs asked for after a verdict, in a
+    process of their own beside the verdict worker (the profiled launch takes the per-GPU lock, as timing
+    does), so a profile never stands in front of a learner's verdict; it neither calibrates nor beats.
+    """
+    queue = settings.queue if pool is None else ("sim" if pool == "sim" else f"gpu.{pool}")
+    if lane == "profile":
+        _serve_profile_lane(f"{queue}.profile", loglevel, name)
+        return
+    # Celery sets up logging only in worker_main; calibration comes before it and must be heard
+    logging.basicConfig(level=loglevel.upper(), format="[%(asctime)s: %(levelname)s/%(processName)s] %(message)s")
+    name = name or settings.worker_name or host_format(f"{queue}@%h")
+    heart = Heart.from_url(
+        settings.broker_url,
+        prefix=settings.broker_prefix,
+        name=name,
+        queue=queue,
+        pool=pool or settings.pool,
+        backend=settings.backend,
+        interval=settings.heartbeat_seconds,
+        slice_kind=settings.slice_kind,
+    )
+    for signum in (signal.SIGTERM, signal.SIGINT):  # Celery replaces these once the worker starts
+        signal.signal(signum, _leave)
+    try:
+        cuda = settings.backend == "cuda"
+        status = preflight.calibrate_until_healthy(heart, settings) if cuda else heartbeat.simulator()
+        if cuda:
+            heart.probe = _gpu_probe(status.gpu_uuid)
+        heart.set(status)
+        app.steps["worker"].add(heartbeat.bootstep(heart))
+        app.worker_main(
+            [
+                "worker",
+                "-Q",
+                queue,
+                "--concurrency",
+                "1",
+                "--prefetch-multiplier",
+                "1",
+                "-n",
+                name,
+                "--loglevel",
+                loglevel,
+                "--without-gossip",
+                "--without-mingle",
+            ]
+        )
+    finally:  # however it ends; the bootstep has dropped the key already on a warm shutdown
+        heart.stop()

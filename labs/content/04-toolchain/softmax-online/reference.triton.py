@@ -1,0 +1,23 @@
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def softmax(x, y, rows, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    start = row * cols
+    lanes = tl.arange(0, BLOCK)
+    m = tl.full([BLOCK], float("-inf"), tl.float32)  # each lane's running maximum and sum
+    d = tl.zeros([BLOCK], tl.float32)
+    for j in range(0, cols, BLOCK):  # one pass over the row: rescale a lane's sum when its maximum grows
+        v = tl.load(x + start + j + lanes, mask=j + lanes < cols, other=float("-inf"))
+        m_new = tl.maximum(m, v)
+        empty = m_new == float("-inf")  # a lane that has seen no column yet: exp(-inf - (-inf)) is NaN
+        d = tl.where(empty, 0.0, d * tl.exp(m - m_new) + tl.exp(v - m_new))
+        m = m_new
+    row_max = tl.max(m, 0)  # combine the lanes' pairs
+    total = tl.sum(tl.where(m == float("-inf"), 0.0, d * tl.exp(m - row_max)), 0)
+    for j in range(0, cols, BLOCK):  # normalise
+        mask = j + lanes < cols
+        v = tl.load(x + start + j + lanes, mask=mask)
+        tl.store(y + start + j + lanes, tl.exp(v - row_max) / total, mask=mask)

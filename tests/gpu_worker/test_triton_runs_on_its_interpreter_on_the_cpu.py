@@ -1,0 +1,30 @@
+"""On the sim backend a Triton kernel is compiled for sm_90, then run by Triton's interpreter, labelled so."""
+
+from __future__ import annotations
+
+from engine_factories import alices_job, run, vector_add_lab
+
+LAB = vector_add_lab()
+
+
+def test_the_reference_is_accepted_with_the_interpreter_named_and_no_timing():
+    outcome = run(alices_job(LAB.references["triton"], "triton"))
+    result = outcome.result
+    assert result.verdict == "accepted", result.message
+    assert result.device.startswith("Triton interpreter (CPU")
+    assert result.compile is not None and "Triton interpreter" in result.compile.tool
+    assert result.compile.registers and result.timing is None and result.memory is None
+    occupancy = next(e for e in outcome.events if e.type == "occupancy")
+    assert occupancy.model_extra["label"].startswith("Triton interpreter (CPU)")
+
+
+def test_a_kernel_that_stores_the_wrong_value_is_a_wrong_answer():
+    wrong = LAB.references["triton"].replace("x + y, mask=mask)", "x, mask=mask)")
+    outcome = run(alices_job(wrong, "triton"))
+    assert outcome.result.verdict == "wrong_answer"
+
+
+def test_a_numba_kernel_submitted_as_triton_is_a_compile_error_on_its_import():
+    outcome = run(alices_job(LAB.references["numba"], "triton"))
+    assert outcome.result.verdict == "compile_error"
+    assert outcome.result.compile is not None and outcome.result.compile.diagnostics[0].line == 1
