@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpu_worker.labspec import find_lab
+from gpu_worker.exercise.labspec import find_lab
 from labs.models import Submission
 from tests import processes
 
