@@ -29,6 +29,7 @@ REFUSALS = {
     405: "This method is not allowed here; the `Allow` header lists those that are.",
     409: "Not possible in the run's present state.",
     413: "The body or the source is over its size limit.",
+    415: "The body is not sent as application/json.",
     429: "Too many runs: the per-minute rate, or one run already in flight.",
 }
 
@@ -179,7 +180,7 @@ def _paths() -> dict[str, Any]:
                 },
                 "responses": {
                     "201": _json("The new run", "SubmissionState"),
-                    **_refusals(400, 401, 403, 404, 413, 429),
+                    **_refusals(400, 401, 403, 404, 413, 415, 429),
                 },
             },
         },

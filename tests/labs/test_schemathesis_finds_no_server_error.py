@@ -18,9 +18,7 @@ from typing import Any
 import pytest
 import schemathesis
 from django.conf import settings as django_settings
-from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
-from django.db import close_old_connections
 from django.middleware.csrf import get_token
 from django.test import RequestFactory
 from hypothesis import HealthCheck, given, settings
@@ -53,16 +51,8 @@ class CountingApp:
 
 
 @pytest.fixture
-def wsgi_app() -> Iterable[CountingApp]:
-    """Django's WSGI handler, counted; it keeps the test's database connection open between requests
-    (as Django's test client does: the handler closes it at each request's end, and the test's transaction with it)."""
-    for signal in (request_started, request_finished):
-        signal.disconnect(close_old_connections)
-    try:
-        yield CountingApp(get_wsgi_application())
-    finally:
-        for signal in (request_started, request_finished):
-            signal.connect(close_old_connections)
+def wsgi_app(keep_db_connection) -> CountingApp:
+    return CountingApp(get_wsgi_application())
 
 
 @pytest.fixture
