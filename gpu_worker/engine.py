@@ -527,16 +527,22 @@ def _extra_processes(backend: str, runs: list[dict[str, Any]]) -> int:
 def start_first_spare(backend: str) -> bool:
     """Before the first job: start the spare for a job of the default limits (every lab's), if spares are on.
 
-    Only a cuda spare can be started ahead: a sim job's key holds its block size, unknown before it comes.
+    A sim spare's key holds the job's block size (the simulator runs a thread per GPU thread, and the
+    process limit counts them): the first one is started for `USUAL_SIM_BLOCK` threads, most labs' default
+    launch, so the first job of those pays no imports; another block size starts cold, as before.
     Returns whether one was started; a failure leaves the first job to start cold.
     """
-    if backend != "cuda" or not spare.enabled():
+    if backend not in ("cuda", "sim") or not spare.enabled():
         return False
+    runs = [{"threads_per_block": USUAL_SIM_BLOCK}] if backend == "sim" else []
     try:
-        spare.refill(backend, Limits(), _extra_processes(backend, []))
+        spare.refill(backend, Limits(), _extra_processes(backend, runs))
     except Exception:
         return False
     return True
+
+
+USUAL_SIM_BLOCK = 256  # threads per block of most labs' default launch (a test holds it to the lab content)
 
 
 def _take_spare(backend: str, limits: Limits, extra: int) -> spare.Spare | None:

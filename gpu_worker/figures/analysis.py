@@ -109,3 +109,14 @@ def roofline(
     )
     title = "Roofline" if timed else "Roofline (arithmetic intensity only: not timed)"
     return {"title": f"{title} · {label}", "figure": figure}
+
+
+def warm_up() -> None:
+    """Build one set of figures and throw it away: the worker's first job then does not pay Plotly's first use.
+
+    The first occupancy graphs cost 0.17 s and the first roofline 0.1 s, later ones a tenth of that;
+    the Celery worker calls this in its pool process before it takes a job.
+    """
+    compiled = CompileInfo(registers=16, arch=SIM_ARCH)
+    calculator_occupancy(compiled, 256, 0, "warm-up")
+    roofline(WorkSpec(bytes="12 * n", flops="n"), [{"n": 1024}], {}, None, SIM_TARGET, "warm-up")

@@ -26,7 +26,7 @@ the variable they are off unless the process calls `set_default(True)`, which
 the Celery worker does (`gpu_worker.worker.service`); the command line stays cold.
 
 Spares belong to the process that started them, the one that runs the jobs
-(in Celery's prefork pool a child process: the first cuda spare is started
+(in Celery's prefork pool a child process: the first spare is started
 from `worker_process_init` there, the others from `run_job`): bwrap's
 `--die-with-parent` kills a spare when the thread that started it ends, so
 spares are started from the thread that runs the jobs, never from a

@@ -125,10 +125,12 @@ def _start_first_spare(**_: Any) -> None:
     `--die-with-parent` needs (see `gpu_worker.isolation.spare`).
     """
     from gpu_worker.engine import start_first_spare
+    from gpu_worker.figures import analysis
 
     sandbox.die_with_parent()  # a pool process never outlives a killed worker
     if start_first_spare(settings.backend):
         log.info("a spare sandbox is starting for the first job")
+    analysis.warm_up()  # while the spare imports: the first job's figures cost what the later ones do
 
 
 @app.task(name="gpu_worker.run_job", bind=True)

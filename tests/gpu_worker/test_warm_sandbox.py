@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -165,9 +166,24 @@ def test_a_spare_that_warmed_up_only_in_part_still_serves_and_the_worker_log_say
         assert len(warned) == 1 and "Error" in warned[0], warned  # no CUDA here: CuPy's context fails
 
 
-def test_no_sim_spare_is_started_before_the_first_job_nor_any_with_spares_off(spares, monkeypatch):
-    assert engine.start_first_spare("sim") is False  # its key holds the job's block size
+def _sim_key(lab, language: str) -> spare.Key:
+    job = alices_job("", language, lab=lab)
+    return spare.key_of("sim", job.exercise.limits, engine._extra_processes("sim", engine._runs(job, "sim")))
+
+
+def test_the_sim_spare_started_before_the_first_job_fits_most_labs_and_vector_add(spares):
+    keys = Counter(_sim_key(lab, "numba") for lab in load_all()[1] if "numba" in lab.references)
+    assert engine.start_first_spare("sim")
+    (started,) = spare.POOL.spares
+    assert started == keys.most_common(1)[0][0], "USUAL_SIM_BLOCK is no longer most labs' block size"
+    vector_add = next(lab for lab in load_all()[1] if lab.folder.name == "vector-add")
+    assert started == _sim_key(vector_add, "numba")
+    spare.shutdown()
+
+
+def test_no_spare_is_started_before_the_first_job_with_spares_off(spares, monkeypatch):
     monkeypatch.setenv(spare.ENV, "0")
+    assert engine.start_first_spare("sim") is False
     assert engine.start_first_spare("cuda") is False
     assert spare.POOL.spares == {} and _my_spares() == []
 
