@@ -9,7 +9,8 @@ timing that cold start until the worker is ready (Celery's ` ready.` line, and t
 `warplab:worker:<name>` when it publishes one). Then, with Django set up in this process, it submits the
 vector-add reference through `labs.services.submit_run` one job at a time (so no job waits behind another)
 and listens on the channel layer's `submission.<id>` group, as the WebSocket consumer does, timing each
-job's events from the submit: `started`, the first `figure`, the first `check`, `done`.
+job's events from the submit: `started`, `compiled`, the first `figure` (the occupancy graphs), the first
+`check`, `done`. `--think S` waits S seconds between a verdict and the next submit, as a learner reading it does.
 
 The first job after the cold start is reported on its own; then `--rounds` rounds of every language
 (cuda and numba on the GPU; numba only on the simulator, which does not run CUDA C++). Writes
@@ -41,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 EXERCISE = "vector-add"
 FINAL = ("done", "error")
 NOT_READY = ("starting", "calibrating", "warming", "initialising", "initializing")  # heartbeat states
-TARGETS = {"p50": 1.5, "p95": 4.0, "cold_ready": 5.0}  # seconds (the issue's targets)
+TARGETS = {"p50": 1.5, "p95": 4.0, "cold_ready": 5.0, "static_p50": 0.6, "verdict_p50": 1.5}  # seconds (the issues')
 
 
 def _die_with_parent() -> None:
@@ -230,7 +231,7 @@ def _make_student(username: str = "alice") -> Any:
 
 
 async def run_jobs(
-    languages: list[str], rounds: int, timeout: float, deadline: float, first_after: float = 0.0
+    languages: list[str], rounds: int, timeout: float, deadline: float, first_after: float = 0.0, think: float = 0.0
 ) -> dict[str, Any]:
     from asgiref.sync import sync_to_async
 
@@ -248,6 +249,7 @@ async def run_jobs(
             if time.monotonic() > deadline:
                 stopped = f"stopped after {len(jobs)} jobs: the --deadline was reached"
                 break
+            await asyncio.sleep(think)  # a learner reads the last verdict before submitting again
             job = await run_one(user, language, sources[language], timeout)
             job["round"] = r
             jobs.append(job)
@@ -327,7 +329,8 @@ def _stats(values: list[float]) -> dict[str, float] | None:
 
 METRICS = (
     ("submit → started", lambda j: j["first"].get("started")),
-    ("submit → first figure (raw)", lambda j: j["first"].get("figure")),
+    ("submit → compiled (registers)", lambda j: j["first"].get("compiled")),
+    ("submit → occupancy figure", lambda j: j["first"].get("figure")),
     ("submit → first figure, excluding queue wait (from started)", lambda j: j.get("started_to_figure_s")),
     ("submit → first check", lambda j: j["first"].get("check")),
     ("submit → done", lambda j: j["first"].get("done")),
@@ -343,11 +346,14 @@ def summarise(run: dict[str, Any], languages: list[str]) -> dict[str, Any]:
         for name, pick in METRICS:
             values = [h for j in jobs for h in j["hop_s"]] if pick is None else [pick(j) for j in jobs]
             table[language][name] = _stats(values)
-    warm = table["all"][METRICS[2][0]] or {}
-    raw = table["all"][METRICS[1][0]] or {}
+    warm = table["all"][METRICS[3][0]] or {}
+    raw = table["all"][METRICS[2][0]] or {}
+    done = table["all"]["submit → done"] or {}
     return {
         "table": table,
         "targets_met": {
+            "occupancy figure p50 ≤ 0.6 s (CPU tier, issue 12)": bool(raw) and raw["p50"] <= TARGETS["static_p50"],
+            "verdict p50 ≤ 1.5 s (CPU tier, issue 12)": bool(done) and done["p50"] <= TARGETS["verdict_p50"],
             "p50 ≤ 1.5 s (excluding queue wait)": bool(warm) and warm["p50"] <= TARGETS["p50"],
             "p95 ≤ 4 s (excluding queue wait)": bool(warm) and warm["p95"] <= TARGETS["p95"],
             "p50 ≤ 1.5 s (raw)": bool(raw) and raw["p50"] <= TARGETS["p50"],
@@ -371,8 +377,10 @@ def write_report(out: Path, report: dict[str, Any]) -> str:
     lines = [
         f"# Pipeline bench: {report['backend']} backend, {report.get('device', '?')}",
         "",
-        f"{report['started_at']}; {report['rounds']} rounds × {', '.join(languages)}, one job at a time; "
-        f"spare sandboxes: {report['spare']}; host {report['host']}.",
+        f"{report['started_at']}; {report['rounds']} rounds × {', '.join(languages)}, one job at a time, "
+        f"{report.get('think_s', 0)} s between a verdict and the next submit; "
+        f"spare sandboxes: {report['spare']}; host {report['host']}, {os.cpu_count()} CPUs, load average "
+        f"{report.get('load_before')} before, {report.get('load_after')} after.",
         "",
         "| cold worker | seconds |",
         "| --- | --- |",
@@ -441,6 +449,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--spare", choices=("auto", "0", "1"), default="auto", help="WARPLAB_SPARE_SANDBOX")
     parser.add_argument("--job-timeout", type=float, default=120.0)
     parser.add_argument("--first-after", type=float, default=0.0, help="seconds between ready and the first job")
+    parser.add_argument("--think", type=float, default=0.0, help="seconds between a verdict and the next submit")
     parser.add_argument("--ready-timeout", type=float, default=120.0)
     parser.add_argument("--deadline", type=float, default=210.0, help="no new job after this many seconds")
     parser.add_argument("--workers", type=int, default=1, help="execution workers on the same GPU (same queue)")
@@ -465,6 +474,8 @@ def main(argv: list[str] | None = None) -> int:
         "rounds": args.rounds,
         "spare": "worker default" if args.spare == "auto" else args.spare,
         "first_after_s": args.first_after,
+        "think_s": args.think,
+        "load_before": os.getloadavg(),
         "host": os.uname().nodename,
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "python": sys.version.split()[0],
@@ -531,7 +542,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{worker.name} ready in {ready['log_ready_s']} s (heartbeat: {ready['heartbeat_states']})", flush=True)
 
         deadline = started + args.deadline
-        run = asyncio.run(run_jobs(languages, args.rounds, args.job_timeout, deadline, args.first_after))
+        run = asyncio.run(run_jobs(languages, args.rounds, args.job_timeout, deadline, args.first_after, args.think))
         report |= run
         everything = [run["cold_job"], *run["jobs"]]
         report["device"] = next((j.get("device") for j in everything if j.get("device")), None)
@@ -556,6 +567,7 @@ def main(argv: list[str] | None = None) -> int:
         merge_logs(args.out, services)
         shutil.rmtree(work, ignore_errors=True)
         report["total_s"] = round(time.monotonic() - started, 1)
+        report["load_after"] = os.getloadavg()
         print(write_report(args.out, report), flush=True)
     return code
 
