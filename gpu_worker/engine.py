@@ -6,9 +6,11 @@ code, not even to compile it; it regenerates the inputs, computes the expected
 outputs and judges what the sandboxed child sent back.
 
 Events carry increasing sequence numbers starting at 2 (the web emits
-`queued` as 0 and 1): `started`, then `compiled` or `compile_error`, then one
-`check` per size and output, then `done` with the verdict, or `error` when the
-failure is ours (infrastructure), not the learner's.
+`queued` as 0 and 1): `started`, then `compiled` or `compile_error` (with the
+occupancy graphs from the compiled resources, before the kernel runs), then one
+`check` per size and output, a second `compiled` with the SASS (the PTX too on a
+GPU: listings are made after the run, so they delay no figure), then `done` with
+the verdict, or `error` when the failure is ours (infrastructure), not the learner's.
 """
 
 from __future__ import annotations
