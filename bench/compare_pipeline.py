@@ -36,8 +36,11 @@ def table(runs: dict[str, dict[str, Any]]) -> str:
         cells = []
         for name in names:
             values = [j["first"][kind] for j in runs[name]["jobs"] if kind in j["first"]]
-            p50, p95 = _quantiles(values) if values else (float("nan"), float("nan"))
-            cells += [f"{p50:.3f} s", f"{p95:.3f} s"]
+            if values:
+                p50, p95 = _quantiles(values)
+                cells += [f"{p50:.3f} s", f"{p95:.3f} s"]
+            else:
+                cells += ["–", "–"]
         lines.append(f"| {words} | " + " | ".join(cells) + " |")
     firsts = []
     for name in names:
@@ -46,9 +49,9 @@ def table(runs: dict[str, dict[str, Any]]) -> str:
         firsts.append(f"{first.get('done', float('nan')):.3f} s")
     lines.append("| first job after the worker's start: figure, done | " + " | ".join(firsts) + " |")
     lines.append(
-        "| jobs (accepted), served by a spare | "
+        "| jobs (with the reference's verdict), served by a spare | "
         + " | ".join(
-            f"{len(runs[n]['jobs'])} ({sum(j['verdict'] == 'accepted' for j in runs[n]['jobs'])}) | "
+            f"{len(runs[n]['jobs'])} ({sum(j['verdict'] in ('accepted', 'not_run') for j in runs[n]['jobs'])}) | "
             f"{sum(bool(j.get('warm_start')) for j in runs[n]['jobs'])}"
             for n in names
         )
