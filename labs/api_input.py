@@ -16,6 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest
+from django.http.request import RawPostDataException
 
 from gpu_worker.protocol import LANGUAGES, MAX_SOURCE_BYTES
 
@@ -97,8 +98,12 @@ def parse_json(raw: bytes | str, limit: int | None = None, what: str = "The requ
 
 
 def request_body(request: HttpRequest) -> bytes:
-    """The body, refused past the size limit whether or not the client sent a Content-Length."""
+    """The body, refused past the size limit whether or not the client sent a Content-Length, and refused
+    unless it is JSON: Django parses a form or multipart body as it is sent (the CSRF check reads it), after
+    which the raw body can no longer be read."""
     limit = max_body_bytes()
+    if request.content_type and request.content_type.lower() != "application/json":  # none: read as JSON
+        raise BadInput(f"Send the body as application/json, not {request.content_type or 'no Content-Type'}.", 415)
     try:
         declared = int(request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:
@@ -109,6 +114,8 @@ def request_body(request: HttpRequest) -> bytes:
         body = request.body
     except RequestDataTooBig:
         raise BadInput(f"The request body is over the {limit // 1024} KiB limit.", status=413) from None
+    except RawPostDataException:  # read as a form already; only a JSON body reaches here, so this is a guard
+        raise BadInput("The request body could not be read as JSON.", 415) from None
     if len(body) > limit:
         raise BadInput(f"The request body is over the {limit // 1024} KiB limit.", status=413)
     return body

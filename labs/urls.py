@@ -17,6 +17,7 @@ urlpatterns = [
     path("fleet/plan/export/kubernetes/", fleet_plan.export_kubernetes, name="fleet_export_kubernetes"),
     path("fleet/plan/export/<slug:node>/<slug:kind>/", fleet_plan.export_node, name="fleet_export"),
     path("fleet/dashboard/", fleet_dashboard.dashboard_page, name="fleet_dashboard"),
+    path("api/openapi.json", api.openapi_document, name="api_openapi"),
     path("api/submissions", api.submissions, name="api_submissions"),
     path("api/submissions/<id:submission_id>", api.submission_detail, name="api_submission"),
     path("api/submissions/<id:submission_id>/profile", api.submission_profile, name="api_submission_profile"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
@@ -83,7 +84,8 @@ def base_env(db_url: str) -> dict[str, str]:
     return env
 
 
-def start_web_worker(db_url: str) -> Service:
+def start_web_worker(db_url: str, *, beat: bool = False, **extra: str) -> Service:
+    """The `web` queue's worker on the test database; `beat` runs the periodic tasks (the reaper) in it too."""
     argv = [
         sys.executable,
         "-m",
@@ -102,7 +104,9 @@ def start_web_worker(db_url: str) -> Service:
         "--loglevel",
         "INFO",
     ]
-    return Service("worker-web", argv, base_env(db_url))
+    if beat:
+        argv += ["-B", "-s", str(LOGS / f"test-beat-{os.getpid()}.schedule")]
+    return Service("worker-web", argv, base_env(db_url) | extra)
 
 
 def start_worker(
@@ -124,6 +128,28 @@ def start_worker(
 
 def start_sim_worker(name: str = "worker-sim", **extra: str) -> Service:
     return start_worker(name, **extra)
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid` (its pool processes, their sandboxes), read from /proc."""
+    found, todo = [], [pid]
+    while todo:
+        parent = todo.pop()
+        for task in Path(f"/proc/{parent}/task").glob("*"):
+            with contextlib.suppress(OSError):
+                todo += [int(c) for c in (task / "children").read_text().split()]
+        found += [] if parent == pid else [parent]
+    return found
+
+
+def alive(pids: list[int]) -> list[int]:
+    """Those of `pids` that still run (a zombie has ended)."""
+    running = []
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                running.append(pid)
+    return running
 
 
 def wait_until_finished(submission: Any, timeout: float = 90) -> Any:

@@ -1,4 +1,4 @@
-"""JSON API: submit a run, list one's runs, read one run. Session auth with CSRF.
+"""JSON API: submit a run, list one's runs, read one run, and the API's OpenAPI document. Session auth with CSRF.
 
 Bodies and parameters are validated in one place (`labs.api_input`); every refusal is
 a JSON `{"error": message}` with a 4xx status, never a server error.
@@ -9,7 +9,7 @@ from functools import wraps
 
 from django.http import HttpRequest, JsonResponse
 
-from labs import services, visibility
+from labs import openapi, services, visibility
 from labs.api_input import BadInput, query_text, submission_input
 from labs.models import Submission
 
@@ -18,8 +18,11 @@ def error(message: str, status: int) -> JsonResponse:
     return JsonResponse({"error": message}, status=status)
 
 
-def api_view(*methods: str) -> Callable:
-    """Allow only `methods`, need a login, and answer `BadInput` as its 4xx: the API's one door."""
+def api_view(*methods: str, login: bool = True) -> Callable:
+    """Allow only `methods`, need a login (unless `login=False`), and answer `BadInput` as its 4xx: the API's one door.
+
+    The view keeps its methods as `api_methods`, which the schema's test holds to the OpenAPI document.
+    """
 
     def decorate(view: Callable) -> Callable:
         @wraps(view)
@@ -28,7 +31,7 @@ def api_view(*methods: str) -> Callable:
                 response = error(f"Use {' or '.join(methods)} here, not {request.method}.", 405)
                 response["Allow"] = ", ".join(methods)
                 return response
-            if not request.user.is_authenticated:
+            if login and not request.user.is_authenticated:
                 return error("Log in first.", 401)
             try:
                 return view(request, *args, **kwargs)
@@ -37,6 +40,7 @@ def api_view(*methods: str) -> Callable:
             except services.SubmissionRejected as exc:
                 return error(exc.message, exc.status)
 
+        wrapper.api_methods = methods  # type: ignore[attr-defined]
         return wrapper
 
     return decorate
@@ -75,3 +79,9 @@ def submission_profile(request: HttpRequest, submission_id: int) -> JsonResponse
             return JsonResponse({"profile": profile}, status=200)
         return error("Only an accepted run on a GPU can be profiled.", 409)
     return JsonResponse({"profile": submission.result["profile"]}, status=202)
+
+
+@api_view("GET", login=False)
+def openapi_document(request: HttpRequest) -> JsonResponse:
+    """The OpenAPI 3 description of this API (public: it says what the API takes, nothing about anyone)."""
+    return JsonResponse(openapi.document())

@@ -48,3 +48,17 @@ def labs_once(django_db_setup, django_db_blocker):
     with django_db_blocker.unblock():
         Exercise.objects.all().delete()
         Module.objects.all().delete()
+
+
+@pytest.fixture
+def keep_db_connection():
+    """Keep the test's database connection open across requests served by the real WSGI or ASGI handler,
+    as Django's test clients do (the handlers close it at each request's end, and the test's transaction with it)."""
+    from django.core.signals import request_finished, request_started
+    from django.db import close_old_connections
+
+    for signal in (request_started, request_finished):
+        signal.disconnect(close_old_connections)
+    yield
+    for signal in (request_started, request_finished):
+        signal.connect(close_old_connections)

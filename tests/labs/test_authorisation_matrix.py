@@ -37,6 +37,7 @@ HTTP = {
     ("GET", "/fleet/plan/"): (403, 403, 403, 200, LOGIN),
     ("GET", "/fleet/dashboard/"): (403, 403, 403, 200, LOGIN),
     ("GET", "/fleet/plan/export/kubernetes/"): (403, 403, 403, 409, LOGIN),  # 409: no plan to export yet
+    ("GET", "/api/openapi.json"): (200, 200, 200, 200, 200),  # public: the API's description, nobody's data
     ("GET", "/api/submissions"): (200, 200, 200, 200, 401),
     ("POST", "/api/submissions"): (201, 201, 201, 201, 401),
     ("GET", "/api/submissions/{run}"): (200, 404, 200, 200, 401),

@@ -6,6 +6,7 @@ import pytest
 from django.test import Client
 
 from labs.models import Submission
+from tests.labs.asgi_http import asgi_post
 from tests.labs.factories import client_for
 
 pytestmark = pytest.mark.django_db
@@ -58,47 +59,19 @@ def test_it_answers_a_4xx_with_a_plain_message(alice_client, raw, status, words)
     assert Submission.objects.count() == 0
 
 
-async def _asgi_post(chunks: list[bytes], headers: list[tuple[bytes, bytes]]) -> tuple[int, dict]:
-    """POST through the whole ASGI application, the body sent in `chunks` (no Content-Length unless given)."""
-    from asgiref.testing import ApplicationCommunicator
-
-    from labsite.asgi import application
-
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": "/api/submissions",
-        "raw_path": b"/api/submissions",
-        "query_string": b"",
-        "root_path": "",
-        "headers": [(b"host", b"127.0.0.1"), (b"content-type", b"application/json"), *headers],
-        "client": ("127.0.0.1", 5000),
-        "server": ("127.0.0.1", 8000),
-    }
-    app = ApplicationCommunicator(application, scope)
-    for i, chunk in enumerate(chunks):
-        await app.send_input({"type": "http.request", "body": chunk, "more_body": i < len(chunks) - 1})
-    start = await app.receive_output(5)
-    body = await app.receive_output(5)
-    return start["status"], json.loads(body["body"])
-
-
 @pytest.mark.asyncio
 @pytest.mark.parametrize("declared", [False, True])
 async def test_an_oversized_body_is_413_with_or_without_content_length(settings, declared):
     settings.WARPLAB_MAX_BODY_BYTES = 4096
     chunks = [b"[" + b" " * 3000] * 3
     headers = [(b"content-length", b"9003")] if declared else []
-    status, body = await _asgi_post(chunks, headers)
+    status, body = await asgi_post(chunks, [(b"content-type", b"application/json"), *headers])
     assert status == 413 and "4 KiB" in body["error"]
 
 
 @pytest.mark.asyncio
 async def test_a_small_streamed_body_reaches_the_site_and_a_missing_csrf_token_is_a_json_403(settings):
-    status, body = await _asgi_post([b'{"exercise":', b' "vector-add"}'], [])
+    status, body = await asgi_post([b'{"exercise":', b' "vector-add"}'], [(b"content-type", b"application/json")])
     assert status == 403 and "CSRF" in body["error"]
 
 
