@@ -10,6 +10,7 @@ it); any other exception is an infrastructure failure.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,12 +38,17 @@ class LearnerError(Exception):
 
 @dataclass
 class Compiled:
-    """A compiled kernel: what the compiler said, and a handle `launch` accepts (None: cannot run here)."""
+    """A compiled kernel: what the compiler said, and a handle `launch` accepts (None: cannot run here).
+
+    `listing`, when set, returns what was left out of `info` to send it sooner (`{"sass_excerpt", "notes"}`):
+    the child calls it once, after the kernel ran, and sends it as the job's `listing` message.
+    """
 
     info: CompileInfo
     handle: Any = None
     not_run_reason: str = ""
     notes: list[str] = field(default_factory=list)
+    listing: Callable[[], dict[str, Any]] | None = None
 
 
 class Backend(ABC):

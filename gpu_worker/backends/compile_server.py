@@ -77,15 +77,25 @@ class CompileServer:
                 self._chunks.append(chunk)
 
     def compile(
-        self, source: Path, entry: str, args: list[ArgSpec], cc: tuple[int, int], triton: dict[str, Any] | None = None
+        self,
+        source: Path,
+        entry: str,
+        args: list[ArgSpec],
+        cc: tuple[int, int],
+        triton: dict[str, Any] | None = None,
+        *,
+        listing: bool = True,
     ) -> None:
         """Send the one request; the server switches to this process's uid before it reads `source`.
 
-        `triton` is the exercise's Triton launch (constexprs, num_warps, num_stages) for a Triton server.
+        `triton` is the exercise's Triton launch (constexprs, num_warps, num_stages) for a Triton server;
+        `listing=False` asks a Numba server for no SASS (the simulator path disassembles the cubin later).
         """
         request: dict[str, Any] = {"source": str(source), "entry": entry, "types": types_spec(args), "cc": list(cc)}
         if triton is not None:
             request["triton"] = triton
+        if not listing:
+            request["listing"] = False
         request["drop_uid"] = os.getuid()
         request["unchecked"] = os.environ.get(UNCHECKED_ENV) == "1"  # the engine's choice, passed on
         fd, self._request_w = self._request_w, None
@@ -95,13 +105,15 @@ class CompileServer:
             pipe.write(json.dumps(request).encode())
 
     def result(self, timeout: float | None = None) -> dict[str, Any]:
-        """The server's answer; `{"ok": False, "kind": "unavailable"}` when it ended without one."""
-        try:
-            self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
+        """The server's answer; `{"ok": False, "kind": "unavailable"}` when it ended without one.
+
+        The answer is whole when the server closes its end of the pipe; its exit is not waited for
+        (a Numba process takes 0.6 s to tear itself down): the caller's `stop` kills it.
+        """
+        self._reader.join(timeout=timeout)
+        if self._reader.is_alive():
             self.stop()
             return {"ok": False, "kind": "timeout", "message": f"compiling took longer than {timeout:g} s"}
-        self._reader.join()
         if self._overflow:
             return {"ok": False, "kind": "too_big", "message": "the compiled kernel is too large to handle"}
         try:
@@ -109,7 +121,7 @@ class CompileServer:
         except ValueError:
             answer = None
         if not isinstance(answer, dict):
-            code = self.proc.returncode
+            code = self.proc.poll()
             return {"ok": False, "kind": "unavailable", "message": f"the compiler ended without an answer ({code})"}
         return answer
 

@@ -25,6 +25,7 @@ import inspect
 import re
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -95,7 +96,7 @@ class SimBackend(Backend):
         path = workdir / "submission.py"
         path.write_text(source)
         analysis = compile_server.take()  # the real compiler, in its own process, while the simulator imports
-        analysis.compile(path, entry, args, (9, 0))
+        analysis.compile(path, entry, args, (9, 0), listing=False)  # the SASS comes after the compile report
         try:
             kernel = self._import_kernel(path, entry, args)
             found = analysis.result(timeout=ANALYSIS_SECONDS)
@@ -114,7 +115,9 @@ class SimBackend(Backend):
         else:
             info = CompileInfo(tool="numba-cuda (simulator)", notes=[f"no PTX analysis: {found.get('message', '')}"])
         info.max_threads_per_block = 1024
-        return Compiled(info=info, handle=kernel)
+        cubin = workdir / "numba-kernel.cubin"  # written by the compile process's ptxas
+        listing = deferred_listing(cubin, info.entry_symbol, source, entry) if found.get("ok") else None
+        return Compiled(info=info, handle=kernel, listing=listing)
 
     def _import_kernel(self, path: Path, entry: str, args: list[ArgSpec]) -> Any:
         try:
@@ -206,6 +209,7 @@ def compile_cuda(source: str, entry: str, args: list[ArgSpec], workdir: Path) ->
         )
     info.ptx_excerpt = ptxas.excerpt(ptx, entry)
     ptx_path = workdir / "submission.ptx"
+    listing: Callable[[], dict[str, Any]] | None = None
     try:
         stats, _ = ptxas.assemble(ptx_path)
     except (OSError, RuntimeError) as exc:
@@ -213,11 +217,27 @@ def compile_cuda(source: str, entry: str, args: list[ArgSpec], workdir: Path) ->
     else:
         if entry in stats:
             stats[entry].fill(info)
-        info.sass_excerpt, missing = sass.excerpt(ptx_path.with_suffix(".cubin"), entry, source)
-        if missing:
-            info.notes.append(missing)
+        listing = deferred_listing(ptx_path.with_suffix(".cubin"), entry, source)
     info.max_threads_per_block = 1024
-    return Compiled(info=info, handle=None, not_run_reason=NOT_RUN)
+    return Compiled(info=info, handle=None, not_run_reason=NOT_RUN, listing=listing)
+
+
+def deferred_listing(
+    cubin: Path, symbol: str | None, source: str, name: str | None = None
+) -> Callable[[], dict[str, Any]] | None:
+    """nvdisasm started now on the cubin; the returned call reads its annotated SASS (the `listing` message).
+
+    The compile report goes out without the SASS, which costs more than the compile (`sass.Disassembly`).
+    """
+    if not symbol or not cubin.is_file():
+        return None
+    started = sass.Disassembly(cubin)
+
+    def listing() -> dict[str, Any]:
+        text, missing = started.excerpt(symbol, source, name)
+        return {"sass_excerpt": text, "notes": [missing] if missing else []}
+
+    return listing
 
 
 BACKEND = SimBackend

@@ -5,8 +5,9 @@ It reads the request (plain JSON) from one pipe, switches to uid 65534 when
 started as root, and writes messages to the other pipe (see `gpu_worker.isolation.wire`):
 `hello`, then `compiled` or a verdict (`compile_error`, `rejected`,
 `runtime_error`), then one `outputs` per size (with the output arrays), then
-`not_run` or `finished` (on the GPU, after a `listing` with PTX and SASS for
-reading). It never judges the outputs: the engine does.
+`not_run` or `finished`, after a `listing` with the SASS (and on the GPU the PTX)
+for reading: disassembling costs more than compiling, so the compile report and
+the occupancy it gives go out first. It never judges the outputs: the engine does.
 
 With `"profile": {"index": i}` in the request (`gpu_worker.profiling`, the child
 then runs under Nsight Compute) it launches size i once, under the per-GPU
@@ -81,6 +82,12 @@ class _Child:
         self.leave_if_forked()
         self.writer.send(message, arrays)
 
+    def send_listing(self, compiled: Any) -> None:
+        """What the backend left out of the compile report to send it sooner (the SASS), once, as `listing`."""
+        listing, compiled.listing = compiled.listing, None
+        if listing is not None:
+            self.send({"type": "listing", **listing()})
+
     def leave_if_forked(self) -> None:
         if os.getpid() != self.pid:
             os._exit(0)
@@ -109,6 +116,7 @@ class _Child:
                 return
             self.send({"type": "compiled", "compile": compiled.info.model_dump()})
             if compiled.handle is None:
+                self.send_listing(compiled)
                 self.send({"type": "not_run", "message": compiled.not_run_reason})
                 return
             profile = request.get("profile")
@@ -123,6 +131,7 @@ class _Child:
                         checks = backend.launch(compiled.handle, [values[a.name] for a in args], config, check)
                 except LearnerError as exc:
                     self.leave_if_forked()
+                    self.send_listing(compiled)
                     diagnostics = [d.model_dump() for d in exc.diagnostics]
                     self.send({"type": exc.verdict, "message": exc.message, "diagnostics": diagnostics, "index": index})
                     return
@@ -154,7 +163,9 @@ class _Child:
                         self.leave_if_forked()
                         self.send({"type": exc.verdict, "message": exc.message, "diagnostics": [], "index": index})
                         return
-            if profile is None and request.get("measure") and hasattr(backend, "listing"):
+            if profile is None and compiled.listing is not None:
+                self.send_listing(compiled)
+            elif profile is None and request.get("measure") and hasattr(backend, "listing"):
                 # PTX and SASS for reading, compiled again after the measurements so they delay nothing
                 self.send({"type": "listing", **backend.listing(compiled.handle, request["source"], workdir)})
             self.send({"type": "finished"})

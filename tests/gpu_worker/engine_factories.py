@@ -36,6 +36,7 @@ ACCEPTED_ON_SIM = [
     "figure",
     "check",
     "memory",
+    "compiled",  # again, with the SASS: disassembling waits until the first report and the run are out
     "figure",
     "done",
 ]

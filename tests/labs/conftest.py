@@ -50,6 +50,22 @@ def labs_once(django_db_setup, django_db_blocker):
         Module.objects.all().delete()
 
 
+@pytest.fixture(scope="module")
+def sim_pipeline(django_db_setup, django_db_blocker):
+    """A real web-queue worker and sim worker on the test database, for a module of integration tests."""
+    from django.db import connection
+
+    from tests import processes
+
+    processes.purge_queues("sim", "web")
+    db_url = processes.database_url(connection.settings_dict)
+    web = processes.start_web_worker(db_url)
+    sim = processes.start_sim_worker()
+    yield web, sim
+    sim.stop()
+    web.stop()
+
+
 @pytest.fixture
 def keep_db_connection():
     """Keep the test's database connection open across requests served by the real WSGI or ASGI handler,

@@ -6,7 +6,6 @@ The workers are real processes on the test database; nothing is mocked.
 from __future__ import annotations
 
 import pytest
-from django.db import connection
 
 from gpu_worker.exercise.labspec import find_lab
 from labs import services
@@ -19,14 +18,8 @@ CASES = {case.name: case for case in LAB.cases}
 
 
 @pytest.fixture(scope="module")
-def workers(django_db_setup, django_db_blocker):
-    processes.purge_queues("sim", "web")
-    db_url = processes.database_url(connection.settings_dict)
-    web = processes.start_web_worker(db_url)
-    sim = processes.start_sim_worker()
-    yield web, sim
-    sim.stop()
-    web.stop()
+def workers(sim_pipeline):
+    return sim_pipeline
 
 
 def submit_and_wait(user, language: str, case: str):
