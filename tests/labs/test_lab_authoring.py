@@ -4,6 +4,8 @@ the next version), drafts invisible to students, and the draft downloadable as a
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.db import connection
 from django.test import Client
@@ -37,10 +39,11 @@ def _files(**changes: str) -> dict[str, str]:
     """vector-add's folder as a new lab `my-add` in CUDA Python alone, with its reference and the off-by-one sample
     (two runs on sim per validation)."""
     files = _folder_files(Exercise.objects.get(slug="vector-add"))
-    files = {p: t for p, t in files.items() if not p.endswith(".cu")}
+    files = {p: t for p, t in files.items() if not p.endswith((".cu", ".triton.py"))}
     files = {p: t for p, t in files.items() if not p.startswith("tests/") or p.startswith("tests/off-by-one/")}
     lab_yaml = files["lab.yaml"].replace("slug: vector-add", "slug: my-add")
-    files["lab.yaml"] = lab_yaml.replace("languages: [numba, cuda]", "languages: [numba]")
+    lab_yaml = re.sub(r"^triton:\n(?:[ #].*\n)+", "", lab_yaml, flags=re.M)  # only a Triton lab has a triton block
+    files["lab.yaml"] = re.sub(r"^languages: \[.*\]$", "languages: [numba]", lab_yaml, flags=re.M)
     return files | changes
 
 

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from gpu_worker.protocol import SOURCE_SUFFIX
 from labs import services
 from labs.models import Exercise
 from labs.roofline_points import HISTORY_LIMIT
@@ -20,9 +21,9 @@ def reference_cuda(labs_loaded) -> str:
 def test_sync_labs_stores_each_languages_reference(labs_loaded):
     exercise = Exercise.objects.get(slug="vector-add")
     folder = Path(exercise.folder)
+    assert set(exercise.references) == {"cuda", "numba", "triton"}
     assert exercise.references == {
-        "cuda": (folder / "reference.cu").read_text(),
-        "numba": (folder / "reference.py").read_text(),
+        language: (folder / f"reference{SOURCE_SUFFIX[language]}").read_text() for language in exercise.references
     }
 
 
