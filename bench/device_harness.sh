@@ -22,7 +22,8 @@ what=${1:-tests}
         timeout 300 python3 -m pytest -m gpu -q -p no:cacheprovider -rfE --durations=10 -o addopts="-p tests.env_plugin" \
             tests/gpu_worker/test_gpu_a_kernel_cannot_fool_the_timer.py tests/gpu_worker/test_gpu_engine.py \
             tests/gpu_worker/test_gpu_backend.py tests/gpu_worker/test_gpu_kernel_cache.py \
-            tests/gpu_worker/test_gpu_timing.py tests/gpu_worker/attacks/test_attack_gpu.py 2>&1 | tee "$OUT/pytest-gpu.txt"
+            tests/gpu_worker/test_gpu_timing.py tests/gpu_worker/attacks/test_attack_gpu.py \
+            tests/gpu_worker/test_gpu_triton.py 2>&1 | tee "$OUT/pytest-gpu.txt"
         echo "pytest: rc=$?"
         timeout 170 python3 bench/pipeline.py --workers 4 --learners 8 --load-seconds 60 --rounds 1 \
             --deadline 30 --job-timeout 40 --out "$OUT/load"; echo "pipeline: rc=$?"
