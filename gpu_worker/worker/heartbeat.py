@@ -195,6 +195,11 @@ class Heart:
 
     def set(self, status: Status, note: str = "") -> None:
         """Publish `status` now; a change of state is logged, with `note` after it."""
+        self._change(status, note)
+        self.beat()
+
+    def _change(self, status: Status, note: str = "") -> None:
+        """Take `status` as the worker's, logging a change of state; the next beat publishes it."""
         if status.state != self.status.state:
             log.log(
                 logging.WARNING if status.state == OUT_OF_SERVICE else logging.INFO,
@@ -205,7 +210,6 @@ class Heart:
                 f" ({note})" if note else "",
             )
         self.status = status
-        self.beat()
 
     def beat(self) -> None:
         """Write the document again; a Redis outage costs beats, never the worker."""
@@ -227,10 +231,10 @@ class Heart:
         problem = gpu_state.get("problem") if isinstance(gpu_state, dict) else None
         if problem and self.status.state == SERVING:
             self._before_probe_failed = self.status
-            self.set(probe_failed(self.status, problem), note="consuming nothing; the job in flight goes back")
+            self._change(probe_failed(self.status, problem), note="consuming nothing; the job in flight goes back")
         elif not problem and self._before_probe_failed is not None and self.status.state == OUT_OF_SERVICE:
             serving, self._before_probe_failed = self._before_probe_failed, None
-            self.set(serving, note="the GPU answers again")
+            self._change(serving, note="the GPU answers again")
 
     def stop(self) -> None:
         """Drop the key, so the worker leaves the fleet at once rather than when its TTL runs out."""

@@ -35,7 +35,7 @@ from celery.utils.nodenames import host_format
 from pydantic import ValidationError
 
 from gpu_worker.isolation import placement, sandbox, spare
-from gpu_worker.protocol import Event, Job, Result
+from gpu_worker.protocol import Backend, Event, Job, Result
 from gpu_worker.settings import WorkerSettings
 from gpu_worker.worker import heartbeat, preflight
 from gpu_worker.worker.heartbeat import Heart
@@ -133,6 +133,12 @@ def _start_first_spare(**_: Any) -> None:
     analysis.warm_up()  # while the spare imports: the first job's figures cost what the later ones do
 
 
+def _worker_error(submission_id: int, message: str, backend: Backend | None = None, device: str = "unknown") -> Result:
+    """An infrastructure `error` result: the run ended for a reason on our side, said in `message`."""
+    backend = backend or settings.backend
+    return Result(submission_id=submission_id, verdict="error", backend=backend, device=device, message=message)
+
+
 @app.task(name="gpu_worker.run_job", bind=True)
 def run_job(self: Any, payload: dict) -> str:
     """Run one learner job; the verdict is returned, the facts go to the web queue."""
@@ -163,28 +169,17 @@ def run_job(self: Any, payload: dict) -> str:
     backend = job.backend or settings.backend
     owned = len(placement.worker_gpus(declared=settings.gpus))
     if (why := placement.refusal(job.exercise.limits.gpus, backend, owned)) is not None:
-        result = Result(submission_id=job.submission_id, verdict="error", backend=backend, device="none", message=why)
+        result = _worker_error(job.submission_id, why, backend=backend, device="none")
         reporter.finish(result)
         return result.verdict
     try:
         result = run_in_engine(job, reporter, backend=backend)
     except SoftTimeLimitExceeded:
-        result = Result(
-            submission_id=job.submission_id,
-            verdict="error",
-            backend=settings.backend,
-            device="unknown",
-            message=f"The worker gave up on this run after {settings.soft_time_limit} s.",
-        )
+        result = _worker_error(job.submission_id, f"The worker gave up on this run after {settings.soft_time_limit} s.")
     except Exception as exc:  # an engine bug must still end the run, never leave it running
         log.exception("engine failed on submission %s", job.submission_id)
-        result = Result(
-            submission_id=job.submission_id,
-            verdict="error",
-            backend=settings.backend,
-            device="unknown",
-            message=f"The worker failed outside your code ({type(exc).__name__}); it has been logged.",
-        )
+        why = f"The worker failed outside your code ({type(exc).__name__}); it has been logged."
+        result = _worker_error(job.submission_id, why)
     result.elapsed_seconds = result.elapsed_seconds or round(time.monotonic() - started, 3)
     log.info(
         "submission %s: %s in %.2f s: %s",
