@@ -4,15 +4,16 @@
 #
 #     bench/fetch_device_deps.sh          # then run(..., carry=[".whl", ".deb"]) and source bench/device_setup.sh
 #
-# NumPy, Numba, numba-cuda, CuPy and the CUDA wheels are the device image's own and are left out, and so is
+# NumPy, Numba, numba-cuda, CuPy, Triton and the CUDA wheels are the device image's own and are left out, and so is
 # kubernetes-validate (22 MB of schemas the fleet planner's export check reads), copydetect (with matplotlib and
 # NumPy: the instructors' similarity page) and psycopg: no device run needs them, and the carry limit is 64 MiB.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf .whl .deb && mkdir -p .whl .deb
-grep -vE '^(#|$)|^(numpy|numba|numba-cuda|nvidia-|kubernetes-validate|copydetect|psycopg)' requirements/base.txt > /tmp/warplab-device-reqs.txt
+grep -vE '^(#|$)|^(numpy|numba|numba-cuda|nvidia-|triton|kubernetes-validate|copydetect|psycopg)' requirements/base.txt > /tmp/warplab-device-reqs.txt
 python3 -m pip download -q --dest .whl --only-binary=:all: --python-version 3.12 \
     --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 \
     --implementation cp -r /tmp/warplab-device-reqs.txt
+python3 -m pip download -q --no-deps --only-binary=:all: --dest .whl "$(grep '^pytest-timeout==' requirements/test.txt)"  # the device's pytest is the image's
 (cd .deb && apt-get download redis-server redis-tools liblzf1 libjemalloc2 libatomic1 bubblewrap libseccomp2)
 echo "fetched $(ls .whl | wc -l) wheels ($(du -sh .whl | cut -f1)) and $(ls .deb | wc -l) Debian packages"

@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -202,6 +203,14 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+def _compile_checks(cp: Any) -> None:
+    """The device check's kernels for every lab, into the jobs' seed cache (`calibrate --warm-kernel-cache`)."""
+    from gpu_worker.backends.device_check import compile_checks
+
+    for problem in compile_checks(cp):
+        print(f"kernel cache: no check compiled for {problem}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["occupancy"]:
@@ -209,6 +218,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["calibrate"]:  # needs a GPU; imported only when asked for
         from gpu_worker.measurement.calibrate import main as calibrate_main
 
-        return calibrate_main(argv[1:])
+        return calibrate_main(argv[1:], warmers=(_compile_checks,))
     args = parser().parse_args(argv)
     return args.handler(args)

@@ -20,6 +20,7 @@ from typing import Any
 
 from gpu_worker.exercise import checker
 from gpu_worker.exercise.formula import array_value
+from gpu_worker.exercise.inputs import make_arguments
 from gpu_worker.measurement.launch_guard import fingerprint_kernel
 from gpu_worker.protocol import ArgSpec, CheckInfo, Tolerance
 
@@ -55,9 +56,14 @@ class Expectation:
     marks: dict[str, int]
 
 
+def formula_names(spec: CheckSpec, dev_args: list[Any]) -> dict[str, Any]:
+    """What an `expected` formula may read: the sizes, the inputs and the scalars (as `inputs.input_arrays`)."""
+    return {**spec.sizes, **{a.name: v for a, v in zip(spec.args, dev_args, strict=True) if a.role != "out"}}
+
+
 def expect(cp: Any, spec: CheckSpec, dev_args: list[Any]) -> Expectation:
     """Compute the expected outputs from the inputs on the device (before the learner's kernel runs)."""
-    names = {a.name: v for a, v in zip(spec.args, dev_args, strict=True) if a.role != "out"}
+    names = formula_names(spec, dev_args)
     arrays = {}
     for arg in spec.args:
         if arg.role == "out" and arg.name in spec.expected:
@@ -78,3 +84,45 @@ def compare(
         info = checker.compare(name + label, expected, outputs[name], spec.tolerance, spec.sizes, xp=cp)
         found.append(info)
     return found
+
+
+def check_once(cp: Any, spec: Any, sizes: dict[str, int]) -> None:
+    """Run a lab's device check once at `sizes`: against its poisoned outputs (the mismatch path), then
+    against the expected answer itself (the passing path)."""
+    import numpy as np
+
+    args = spec.args_for(spec.languages[0])
+    values = make_arguments(args, sizes, seed=1)
+    dev_args = [cp.asarray(v) if isinstance(v, np.ndarray) else v for v in values.values()]
+    check = CheckSpec(args=args, expected=dict(spec.expected), tolerance=spec.tolerance, sizes=sizes)
+    expectation = expect(cp, check, dev_args)
+    compare(cp, check, expectation, dev_args)
+    for arg, value in zip(args, dev_args, strict=True):
+        if arg.name in expectation.arrays:
+            value[...] = expectation.arrays[arg.name].reshape(value.shape)
+    compare(cp, check, expectation, dev_args)
+    cp.cuda.runtime.deviceSynchronize()
+
+
+def compile_checks(cp: Any, labs: list[Any] | None = None) -> list[str]:
+    """Run the device check once at each GPU size of every kernel lab, so CuPy compiles each kernel it uses.
+
+    A trusted process calls this into the jobs' seed cache (`measurement.kernel_cache.warm`), so a job's
+    first check loads those binaries instead of waiting on NVRTC for every elementwise step of
+    `checker.compare` (8.8 s of a cold job on the H200, run 20). The GPU sizes themselves, not the
+    simulator's: run 20 found two of CuPy's kernels that a 1000-element check never compiles. Returns the
+    labs whose check could not run here, each with the reason.
+    """
+    from gpu_worker.exercise.labspec import load_all
+
+    problems = []
+    for lab in load_all()[1] if labs is None else labs:
+        spec = lab.spec
+        for sizes in spec.sizes.get("cuda") or spec.sizes.get("sim") or []:
+            try:
+                check_once(cp, spec, sizes)
+            except Exception as exc:  # a lab this GPU cannot check (a dtype it lacks) costs its own first job only
+                problems.append(f"{spec.slug} at {sizes}: {type(exc).__name__}: {exc}")
+                break
+    cp.get_default_memory_pool().free_all_blocks()
+    return problems

@@ -33,6 +33,7 @@ import json
 import os
 import re
 import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -449,7 +450,8 @@ def format_table(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, warmers: Iterable[Callable[[Any], object]] = ()) -> int:
+    """The command line; `warmers` compile more trusted kernels into the seed with --warm-kernel-cache."""
     parser = argparse.ArgumentParser(prog="python -m gpu_worker calibrate", description=__doc__.splitlines()[0])
     parser.add_argument("--refresh", action="store_true", help="measure again even if cached")
     parser.add_argument("--json", action="store_true", help="print the cached document as JSON")
@@ -462,7 +464,7 @@ def main(argv: list[str] | None = None) -> int:
 
         from gpu_worker.measurement import kernel_cache
 
-        names = kernel_cache.warm(cupy)
+        names = kernel_cache.warm(cupy, also=warmers)
         print(f"kernel cache {kernel_cache.seed_dir()}: {len(names)} file(s)", file=sys.stderr)
     data = load_or_calibrate(refresh=args.refresh)
     print(json.dumps(data, indent=2) if args.json else format_table(data))

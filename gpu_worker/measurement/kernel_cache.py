@@ -13,7 +13,8 @@ hands the folder over).
 The seed (`WARPLAB_KERNEL_CACHE`, default `~/.cache/warplab/cupy-kernels`) is
 filled in the worker's own trusted process when it starts (`warm`, run by
 `python -m gpu_worker calibrate --warm-kernel-cache`) with the kernels the
-harness itself compiles in every job (the timing harness's blocking kernel).
+harness itself compiles in every job (the timing harness's blocking kernel, the
+launch guard's fingerprint and the device check's elementwise steps for every lab).
 The sandbox binds it read-only and `prepare` copies it into the job's folder,
 so a cold child loads those binaries instead of running NVRTC for them.
 """
@@ -24,6 +25,7 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -81,8 +83,12 @@ def give_to(uid: int, gid: int) -> None:
     os.chown(folder, uid, gid)
 
 
-def warm(cp: Any, folder: Path | None = None) -> list[str]:
-    """Compile the harness's own kernels into the seed folder (a trusted process): the files it now holds."""
+def warm(cp: Any, folder: Path | None = None, also: Iterable[Callable[[Any], object]] = ()) -> list[str]:
+    """Compile the harness's own kernels into the seed folder (a trusted process): the files it now holds.
+
+    `also` are more compilers of trusted kernels, each called with CuPy (the cli passes the device check's,
+    `backends.device_check.compile_checks`, which this package may not import).
+    """
     from gpu_worker.measurement.timing import compile_harness
 
     folder = seed_dir() if folder is None else folder
@@ -91,6 +97,8 @@ def warm(cp: Any, folder: Path | None = None) -> list[str]:
     use(folder)
     try:
         compile_harness(cp)  # first in this process, or CuPy's in-memory copy answers and nothing is written
+        for compile_more in also:
+            compile_more(cp)
     finally:  # what this process compiles next (the calibration's kernels) stays out of the seed
         use(previous or Path.home() / ".cupy" / "kernel_cache")
     folder.chmod(0o755)  # the sandbox's user reads it through a read-only bind

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
 
 import pytest
 
+from gpu_worker.backends.device_check import compile_checks
 from gpu_worker.engine import run_job, start_first_spare
 from gpu_worker.exercise.labspec import Lab, find_lab
 from gpu_worker.isolation import spare
@@ -61,3 +64,36 @@ def test_the_first_job_of_a_fresh_worker_is_served_by_the_spare_started_ahead(mo
     spare.shutdown()
     assert result.verdict == "accepted", result.message
     assert result.sandbox["warm_start"] is True
+
+
+CHECK_IN_A_FRESH_PROCESS = """
+import sys
+from pathlib import Path
+import cupy
+from gpu_worker.backends.device_check import check_once
+from gpu_worker.exercise.labspec import find_lab
+from gpu_worker.measurement import kernel_cache
+folder = kernel_cache.prepare(sys.argv[1], Path(sys.argv[2]))
+spec = find_lab(sys.argv[3]).spec
+check_once(cupy, spec, spec.sizes["cuda"][-1])
+print("\\n".join(sorted(p.name for p in folder.iterdir())))
+"""
+
+
+@pytest.mark.parametrize("slug", ["vector-add", "transpose"])
+def test_a_seed_warmed_with_the_labs_checks_leaves_a_jobs_check_at_a_gpu_size_nothing_to_compile(tmp_path, slug):
+    """Run 19: a cold job's first check came 11.5 s after its figures, NVRTC compiling `checker.compare`'s steps."""
+    cupy = pytest.importorskip("cupy")
+    seed = tmp_path / "seed"
+    harness_only = kernel_cache.warm(cupy, tmp_path / "harness-only")
+    seeded = kernel_cache.warm(cupy, seed, also=(compile_checks,))
+    assert len(seeded) > len(harness_only)
+    done = subprocess.run(
+        [sys.executable, "-c", CHECK_IN_A_FRESH_PROCESS, str(tmp_path), str(seed), slug],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    compiled_by_the_job = set(done.stdout.split()) - set(seeded)
+    assert not compiled_by_the_job, f"the job compiled {len(compiled_by_the_job)} kernel(s) the seed lacked"

@@ -47,8 +47,15 @@ def probe(name):
             REPORT[name] = f"blocked: {type(exc).__name__}: {exc}"
     return run
 """
-EPILOGUE = """
+PRINT_REPORT = """
 print("REPORT " + json.dumps(REPORT))
+"""
+# On the GPU the module is imported only in the compile process, whose printed output the engine discards:
+# the report comes back as the import's error, in the verdict's message.
+RAISE_REPORT = """
+raise SystemExit("REPORT " + json.dumps(REPORT))
+"""
+KERNEL = """
 
 
 @cuda.jit
@@ -59,19 +66,23 @@ def vector_add(a, b, c):
 """
 
 
-def module(probes: list[tuple[str, str]], **values: object) -> str:
-    """The learner's module running `probes` (name, body), with `{NAME}` in bodies replaced by `values`."""
+def module(probes: list[tuple[str, str]], *, raise_report: bool = False, **values: object) -> str:
+    """The learner's module running `probes` (name, body), with `{NAME}` in bodies replaced by `values`.
+
+    It prints its report, or with `raise_report` ends its import with it (`SystemExit`: a runtime error).
+    """
     parts = [PRELUDE]
     for name, body in probes:
         for key, value in values.items():
             body = body.replace("{" + key + "}", str(value))
         parts.append(f"@probe({name!r})\ndef _():\n" + textwrap.indent(textwrap.dedent(body).strip("\n"), "    "))
-    parts.append(EPILOGUE)
+    parts += [RAISE_REPORT if raise_report else PRINT_REPORT, KERNEL]
     return "\n\n".join(parts)
 
 
-def report(output: str) -> dict[str, str]:
+def report(text: str) -> dict[str, str]:
+    """The report in a job's output or message: the JSON object after `REPORT `."""
     import json
 
-    line = next(line for line in output.splitlines() if line.startswith("REPORT "))
-    return json.loads(line.removeprefix("REPORT "))
+    at = text.index("REPORT ") + len("REPORT ")
+    return json.JSONDecoder().raw_decode(text[at:])[0]

@@ -1,0 +1,84 @@
+# A short device budget spent in few calls: the owed GPU steps run in the order given, each under its own
+# ceiling and under what is left of the call's budget, so the call always ends before the tool's 10 minutes.
+#
+#     run(command="bash bench/device_session.sh 570 tests pipeline", carry=[".whl", ".deb"])
+#     run(command="bash bench/device_session.sh 570 goals-new mps stability goals-old", carry=[".whl", ".deb"])
+#
+# Steps: trace (bench/engine_trace.py: vector-add's references, a clock on every event), trace-cold (the cuda
+# one with an empty kernel-cache seed), tests (every `gpu` test, each under pytest-timeout's TEST_TIMEOUT, 90 s),
+# files (each gpu test file in its own pytest, TEST_TIMEOUT 60 s by the thread method, which prints every
+# thread's stack and exits, with the process tree logged every 20 s to ps.log), pipeline (4 workers, 8 learners through Celery), stability (timing CV and
+# do_bench side by side), goals-new / goals-old (bench/curriculum_goals.py), mps (bench/device_mps.sh, whose
+# trap always quits its MPS daemon). The first argument is the call's budget in seconds. A step is skipped
+# when less than its floor is left. Everything is written under /tmp/session and packed after every step into
+# $OUT/session.tgz, beside $OUT/stdout.txt and $OUT/calibration.json (the tool brings back 8 files at most).
+source bench/device_setup.sh || exit 1
+set -o pipefail
+export PYTHONUNBUFFERED=1 WARPLAB_CACHE_DIR=/tmp/warplab-cache WARPLAB_KERNEL_CACHE=/tmp/warplab-cache/cupy-kernels
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+WORK=/tmp/session; mkdir -p "$WORK"
+END=$(( $(date +%s) + ${1:?budget in seconds} )); shift
+
+left() { echo $(( END - $(date +%s) )); }
+# the gpu test files, the ones that failed or hung in run 19 first
+GPU_TEST_FILES="${GPU_TEST_FILES:-tests/gpu_worker/test_gpu_engine.py tests/gpu_worker/attacks/test_attack_gpu.py
+    tests/gpu_worker/test_gpu_kernel_cache.py tests/gpu_worker/test_gpu_timing.py tests/gpu_worker/test_gpu_triton.py
+    tests/gpu_worker/test_occupancy_matches_the_driver.py tests/gpu_worker/test_gpu_profile.py
+    tests/gpu_worker/test_gpu_backend.py tests/gpu_worker/test_gpu_device_identity.py
+    tests/gpu_worker/test_multi_gpu_jobs.py tests/gpu_worker/test_gpu_a_kernel_cannot_fool_the_timer.py}"
+# every 20 s, the process tree and the GPU's processes, for reading a hang afterwards
+watch_processes() {
+    while sleep 20; do
+        { date -u +%T; ps -eo pid,ppid,stat,etime,wchan:24,args --forest | grep -v "ps -eo" | cut -c1-220
+          nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader; } >> "$WORK/ps.log" 2>&1
+    done
+}
+pack() { tar czf "$OUT/session.tgz" -C "$WORK" . 2>/dev/null; }
+# step NAME CEILING FLOOR COMMAND...: run COMMAND under min(CEILING, what is left - 15 s for packing)
+step() {
+    local name=$1 ceiling=$2 floor=$3; shift 3
+    local budget=$(( $(left) - 15 )); (( budget > ceiling )) && budget=$ceiling
+    if (( budget < floor )); then echo "== $name: skipped ($(left) s left, needs $floor)"; return; fi
+    echo "== $name: up to $budget s"
+    local t0=$SECONDS
+    timeout -s TERM -k 10 "$budget" "$@"; echo "== $name: rc=$? in $(( SECONDS - t0 )) s"
+    pack
+}
+
+{
+    date -u +%FT%TZ; git log -1 --format='commit %h %s' 2>/dev/null
+    nvidia-smi --query-gpu=name,uuid,driver_version,clocks.max.sm,mig.mode.current,compute_mode,power.limit \
+        --format=csv,noheader
+    step calibrate 120 30 sh -c 'python3 -m gpu_worker calibrate --refresh --json --warm-kernel-cache \
+        > '"$OUT"'/calibration.json && python3 -m gpu_worker calibrate'
+    for what in "$@"; do
+        case $what in
+            trace) step trace-cuda 75 40 python3 bench/engine_trace.py vector-add cuda --after 25
+                   step trace-numba 75 40 python3 bench/engine_trace.py vector-add numba --after 25 ;;
+            trace-cold) mkdir -p /tmp/empty-seed  # the same job with no seeded kernels: what the seed saves
+                   step trace-cold 75 40 env WARPLAB_KERNEL_CACHE=/tmp/empty-seed \
+                       python3 bench/engine_trace.py vector-add cuda --after 25 ;;
+            files) watch_processes > /dev/null 2>&1 & watcher=$!  # each gpu test file in a pytest of its own: a hang stops one file only
+                   for f in $GPU_TEST_FILES; do
+                       step "$(basename "$f" .py)" 150 40 python3 -m pytest -m gpu "$f" -v -p no:cacheprovider -rfE \
+                           --timeout="${TEST_TIMEOUT:-60}" --timeout-method=thread -o addopts="-p tests.env_plugin" \
+                           --junitxml="$WORK/junit-$(basename "$f" .py).xml"
+                   done
+                   kill "$watcher" 2>/dev/null ;;
+            tests) step tests 420 120 python3 -m pytest -m gpu tests/gpu_worker -v -p no:cacheprovider -rfE \
+                --timeout="${TEST_TIMEOUT:-90}" --durations=20 -o addopts="-p tests.env_plugin" \
+                --junitxml="$WORK/pytest-gpu.xml" ;;
+            pipeline) step pipeline 200 150 python3 bench/pipeline.py --workers 4 --learners 8 --load-seconds 75 \
+                --rounds 1 --deadline 30 --job-timeout 40 --out "$WORK/load" ;;
+            stability) step stability 130 60 python3 bench/gpu_engine.py --sections stability --out "$WORK/engine" ;;
+            goals-new) step goals-new 220 60 python3 bench/curriculum_goals.py --backend cuda \
+                --out "$WORK/goals-new.json" occupancy mixed-precision matmul-register-tiles ;;
+            goals-old) step goals-old 220 60 python3 bench/curriculum_goals.py --backend cuda \
+                --out "$WORK/goals-old.json" divergence reduction matmul-tiled coalescing transpose pointer-chase ;;
+            mps) step mps 240 120 env OUT="$WORK/mps" MPS_BENCH_JOBS=6 bash bench/device_mps.sh ;;
+            *) echo "== $what: unknown step" ;;
+        esac
+    done
+    echo "== done with $(left) s of the call's budget left"
+} 2>&1 | tee "$WORK/stdout.txt"
+cp "$WORK/stdout.txt" "$OUT/stdout.txt"; pack
