@@ -7,7 +7,7 @@
 # Steps: trace (bench/engine_trace.py: vector-add's references, a clock on every event), trace-cold (the cuda
 # one with an empty kernel-cache seed), tests (every `gpu` test, each under pytest-timeout's TEST_TIMEOUT, 90 s),
 # files (each gpu test file in its own pytest, TEST_TIMEOUT 60 s by the thread method, which prints every
-# thread's stack and exits, with the process tree logged every 20 s to ps.log), pipeline (4 workers, 8 learners through Celery), stability (timing CV and
+# thread's stack and exits, with the process tree logged every 20 s to ps.log), pytest (PYTEST_ARGS, the same way), pipeline (4 workers, 8 learners through Celery), stability (timing CV and
 # do_bench side by side), goals-new / goals-old (bench/curriculum_goals.py), mps (bench/device_mps.sh, whose
 # trap always quits its MPS daemon). The first argument is the call's budget in seconds. A step is skipped
 # when less than its floor is left. Everything is written under /tmp/session and packed after every step into
@@ -65,6 +65,8 @@ step() {
                            --junitxml="$WORK/junit-$(basename "$f" .py).xml"
                    done
                    kill "$watcher" 2>/dev/null ;;
+            pytest) step pytest 200 40 python3 -m pytest -m gpu $PYTEST_ARGS -v -p no:cacheprovider -rfE \
+                       --timeout="${TEST_TIMEOUT:-60}" --timeout-method=thread -o addopts="-p tests.env_plugin" ;;
             tests) step tests 420 120 python3 -m pytest -m gpu tests/gpu_worker -v -p no:cacheprovider -rfE \
                 --timeout="${TEST_TIMEOUT:-90}" --durations=20 -o addopts="-p tests.env_plugin" \
                 --junitxml="$WORK/pytest-gpu.xml" ;;

@@ -10,11 +10,13 @@ from __future__ import annotations
 import io
 import itertools
 from dataclasses import dataclass, field
-
-from copydetect import CodeFingerprint, compare_files
+from typing import TYPE_CHECKING
 
 from labs import course_access
 from labs.models import AssignmentExercise, Submission
+
+if TYPE_CHECKING:
+    from copydetect import CodeFingerprint
 
 NOISE_TOKENS = 25  # copydetect's default k: matches shorter than this are noise
 WINDOW = 1
@@ -43,6 +45,8 @@ class Pair:
 
 
 def _fingerprint(name: str, source: str, language: str, boilerplate: list[int] | None = None) -> CodeFingerprint:
+    from copydetect import CodeFingerprint  # imported when an instructor asks: it brings matplotlib and NumPy
+
     return CodeFingerprint(
         f"{name}.{SUFFIX[language]}",
         NOISE_TOKENS,
@@ -87,6 +91,8 @@ def latest_sources(item: AssignmentExercise) -> list[Submission]:
 
 def pairs(item: AssignmentExercise, threshold: float = 0.3) -> list[Pair]:
     """Pairs of students whose code overlaps beyond `threshold` of either's fingerprinted tokens, most first."""
+    from copydetect import compare_files
+
     found = []
     runs = latest_sources(item)
     for language in sorted({r.language for r in runs} & set(SUFFIX)):
