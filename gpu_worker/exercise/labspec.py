@@ -6,8 +6,9 @@ A lab is a folder `labs/content/<module>/<exercise>/` holding `lab.yaml`,
 Each reference is a sample case too (`reference-<language>`): it must be accepted,
 except CUDA C++ on the simulator, which compiles it but cannot run it, and it must
 meet the lab's goals. A case's `expected.yaml` may say `goals_met: false` (a
-correct but slow sample) or `true`; it is checked on each backend that judges one
-of the lab's goals (`gpu_worker.exercise.goals`).
+correct but slow sample) or `true`, or one per backend (`{sim: false, cuda: true}`: a
+sample the simulator's trace fails and the GPU's clock cannot tell from the reference);
+it is checked on each backend that judges one of the lab's goals (`gpu_worker.exercise.goals`).
 A module folder carries `module.yaml` and, optionally, `lesson.md` (its lesson page,
 rendered by the web side's `labs.lessons`). Both the web app (`sync_labs`) and the
 worker's command line read labs through this module; a bad folder fails naming
@@ -28,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from gpu_worker.exercise.formula import FormulaError, check_formula
 from gpu_worker.exercise.goals import BACKENDS as GOAL_BACKENDS
 from gpu_worker.exercise.goals import TRACE_METRICS
-from gpu_worker.protocol import SOURCE_SUFFIX, ExerciseRef, GoalSpec, Harness, Language, Limits, Verdict
+from gpu_worker.protocol import SOURCE_SUFFIX, Backend, ExerciseRef, GoalSpec, Harness, Language, Limits, Verdict
 
 CONTENT_ENV = "WARPLAB_CONTENT_DIR"
 
@@ -92,7 +93,7 @@ class SampleCase:
     source: str
     verdict: Verdict
     by_backend: dict[str, Verdict] = field(default_factory=dict)
-    goals_met: bool | None = None  # None: the case says nothing about the goals
+    goals_met: bool | dict[str, bool] | None = None  # None: says nothing; a mapping: per backend
 
     def verdict_on(self, backend: str) -> Verdict:
         """The verdict this case must get on a backend (CUDA C++ is `not_run` on the simulator)."""
@@ -100,12 +101,13 @@ class SampleCase:
 
     def goals_met_on(self, backend: str, goals: Sequence[GoalSpec]) -> bool | None:
         """Whether an accepted run of this case must meet the goals on `backend`; None: not checked there."""
-        if self.goals_met is None or self.verdict_on(backend) != "accepted":
+        wanted = self.goals_met.get(backend) if isinstance(self.goals_met, dict) else self.goals_met
+        if wanted is None or self.verdict_on(backend) != "accepted":
             return None
         judged = [g for g in goals if backend in GOAL_BACKENDS[g.metric]]
         if self.language == "triton":  # Triton's interpreter runs no memory trace: only the compiled figures count
             judged = [g for g in judged if g.metric not in TRACE_METRICS]
-        return self.goals_met if judged else None
+        return wanted if judged else None
 
 
 @dataclass
@@ -236,8 +238,10 @@ def _read_cases(folder: Path, languages: Sequence[str]) -> list[SampleCase]:
             if value not in Verdict.__args__:  # type: ignore[attr-defined]
                 raise LabError(f"{expected_path}: field '{where}': {value!r} is not a verdict")
         goals_met = expected.get("goals_met")
-        if goals_met not in (None, True, False):
-            raise LabError(f"{expected_path}: field 'goals_met': {goals_met!r} is not true or false")
+        by_backend_goals = goals_met.items() if isinstance(goals_met, dict) else [("", goals_met)]
+        for backend, met in by_backend_goals:
+            if met not in (None, True, False) or (backend and backend not in Backend.__args__):  # type: ignore[attr-defined]
+                raise LabError(f"{expected_path}: field 'goals_met': {goals_met!r} is not true, false or per backend")
         sources = [p for p in case_dir.iterdir() if p.name.startswith("submission.")]
         if len(sources) != 1:
             raise LabError(f"{case_dir}: expected exactly one submission.py, submission.triton.py or submission.cu")

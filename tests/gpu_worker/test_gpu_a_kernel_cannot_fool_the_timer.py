@@ -170,3 +170,15 @@ def test_the_device_fingerprint_is_the_documented_function_and_sees_one_changed_
     assert fingerprint(cp, dev) == fingerprint_host(host)
     dev[12345] += 1.0
     assert fingerprint(cp, dev) != fingerprint_host(host)
+
+
+def test_an_honest_kernel_slower_than_the_timing_budget_is_accepted_with_every_input_set_checked():
+    """Run 20: the naive matmul at n = 4096 (12.6 ms a launch) got one timed sample within the budget, so
+    the second input set was never launched and its poisoned outputs read as 16,777,216 wrong elements."""
+    lab = find_lab("matmul-tiled")
+    naive = next(case for case in lab.cases if case.name == "naive")
+    job = Job(submission_id=next(_ids), exercise=lab.exercise_ref("numba"), source=naive.source, requested_by="bob")
+    result = run_job(job, lambda event: None, backend="cuda")
+    assert result.verdict == "accepted", result.message
+    timed = [c for c in result.checks if "timed launches" in c.output]
+    assert len(timed) == 2 * len(result.timing["sizes"]) and all(c.passed for c in timed)

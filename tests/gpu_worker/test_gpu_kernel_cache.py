@@ -5,10 +5,10 @@ from __future__ import annotations
 import itertools
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from gpu_worker.backends.device_check import compile_checks
 from gpu_worker.engine import run_job, start_first_spare
 from gpu_worker.exercise.labspec import Lab, find_lab
 from gpu_worker.isolation import spare
@@ -66,8 +66,19 @@ def test_the_first_job_of_a_fresh_worker_is_served_by_the_spare_started_ahead(mo
     assert result.sandbox["warm_start"] is True
 
 
+WARM_IN_A_FRESH_PROCESS = """
+import sys
+from pathlib import Path
+from pathlib import Path
+import cupy
+from gpu_worker.exercise.labspec import find_lab
+from gpu_worker.measurement import kernel_cache
+lab = find_lab(sys.argv[2])
+print("\\n".join(kernel_cache.warm(cupy, Path(sys.argv[1]), also=(lambda cp: compile_checks(cp, [lab]),))))
+"""
 CHECK_IN_A_FRESH_PROCESS = """
 import sys
+from pathlib import Path
 from pathlib import Path
 import cupy
 from gpu_worker.backends.device_check import check_once
@@ -80,21 +91,31 @@ print("\\n".join(sorted(p.name for p in folder.iterdir())))
 """
 
 
-@pytest.mark.parametrize("slug", ["vector-add", "transpose"])
-def test_a_seed_warmed_with_the_labs_checks_leaves_a_jobs_check_at_a_gpu_size_nothing_to_compile(tmp_path, slug):
-    """Run 19: a cold job's first check came 11.5 s after its figures, NVRTC compiling `checker.compare`'s steps."""
-    cupy = pytest.importorskip("cupy")
-    seed = tmp_path / "seed"
-    harness_only = kernel_cache.warm(cupy, tmp_path / "harness-only")
-    lab = find_lab(slug)  # one lab's checks: every lab's take a minute of NVRTC into an empty seed
-    seeded = kernel_cache.warm(cupy, seed, also=(lambda cp: compile_checks(cp, [lab]),))
-    assert len(seeded) > len(harness_only)
+def _fresh(code: str, *argv: object) -> set[str]:
+    """The file names a fresh Python (CuPy's in-memory cache empty) prints."""
     done = subprocess.run(
-        [sys.executable, "-c", CHECK_IN_A_FRESH_PROCESS, str(tmp_path), str(seed), slug],
+        [sys.executable, "-c", code, *map(str, argv)],
         capture_output=True,
         text=True,
         timeout=120,
         check=True,
+        cwd=Path(__file__).resolve().parents[2],
     )
-    compiled_by_the_job = set(done.stdout.split()) - set(seeded)
+    return set(done.stdout.split())
+
+
+@pytest.mark.parametrize("slug", ["vector-add", "transpose"])
+def test_a_seed_warmed_with_the_labs_checks_leaves_a_jobs_check_at_a_gpu_size_nothing_to_compile(tmp_path, slug):
+    """Run 19: a cold job's first check came 11.5 s after its figures, NVRTC compiling `checker.compare`'s steps.
+
+    Each step in a process of its own, as the worker does it: in one process CuPy's memory answers a second
+    compilation and writes nothing to the second folder.
+    """
+    pytest.importorskip("cupy")
+    seeded = _fresh(WARM_IN_A_FRESH_PROCESS, tmp_path / "seed", slug)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    unseeded = _fresh(CHECK_IN_A_FRESH_PROCESS, tmp_path, empty, slug)
+    assert unseeded, "the check compiled nothing without a seed: this test would prove nothing"
+    compiled_by_the_job = _fresh(CHECK_IN_A_FRESH_PROCESS, tmp_path, tmp_path / "seed", slug) - seeded
     assert not compiled_by_the_job, f"the job compiled {len(compiled_by_the_job)} kernel(s) the seed lacked"
