@@ -69,8 +69,8 @@ def test_the_first_job_of_a_fresh_worker_is_served_by_the_spare_started_ahead(mo
 WARM_IN_A_FRESH_PROCESS = """
 import sys
 from pathlib import Path
-from pathlib import Path
 import cupy
+from gpu_worker.backends.device_check import compile_checks
 from gpu_worker.exercise.labspec import find_lab
 from gpu_worker.measurement import kernel_cache
 lab = find_lab(sys.argv[2])
@@ -78,7 +78,6 @@ print("\\n".join(kernel_cache.warm(cupy, Path(sys.argv[1]), also=(lambda cp: com
 """
 CHECK_IN_A_FRESH_PROCESS = """
 import sys
-from pathlib import Path
 from pathlib import Path
 import cupy
 from gpu_worker.backends.device_check import check_once
