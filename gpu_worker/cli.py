@@ -203,11 +203,11 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
-def _compile_checks(cp: Any) -> None:
+def _compile_checks(cp: Any, folder: Path) -> None:
     """The device check's kernels for every lab, into the jobs' seed cache (`calibrate --warm-kernel-cache`)."""
-    from gpu_worker.backends.device_check import compile_checks
+    from gpu_worker.backends.device_check import warm_checks
 
-    for problem in compile_checks(cp):
+    for problem in warm_checks(cp, folder):
         print(f"kernel cache: no check compiled for {problem}", file=sys.stderr)
 
 

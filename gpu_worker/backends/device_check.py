@@ -16,11 +16,12 @@ accepted.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from gpu_worker.exercise import checker
 from gpu_worker.exercise.formula import array_value
-from gpu_worker.exercise.inputs import make_arguments
+from gpu_worker.exercise.inputs import formula_names, make_arguments
 from gpu_worker.measurement.launch_guard import fingerprint_kernel
 from gpu_worker.protocol import ArgSpec, CheckInfo, Tolerance
 
@@ -56,14 +57,9 @@ class Expectation:
     marks: dict[str, int]
 
 
-def formula_names(spec: CheckSpec, dev_args: list[Any]) -> dict[str, Any]:
-    """What an `expected` formula may read: the sizes, the inputs and the scalars (as `inputs.input_arrays`)."""
-    return {**spec.sizes, **{a.name: v for a, v in zip(spec.args, dev_args, strict=True) if a.role != "out"}}
-
-
 def expect(cp: Any, spec: CheckSpec, dev_args: list[Any]) -> Expectation:
     """Compute the expected outputs from the inputs on the device (before the learner's kernel runs)."""
-    names = formula_names(spec, dev_args)
+    names = formula_names(spec.args, spec.sizes, dev_args)
     arrays = {}
     for arg in spec.args:
         if arg.role == "out" and arg.name in spec.expected:
@@ -125,4 +121,37 @@ def compile_checks(cp: Any, labs: list[Any] | None = None) -> list[str]:
                 problems.append(f"{spec.slug} at {sizes}: {type(exc).__name__}: {exc}")
                 break
     cp.get_default_memory_pool().free_all_blocks()
+    return problems
+
+
+WARMED_FILE = "tmp-checks-compiled-for"  # `kernel_cache.prepare` copies no tmp* file into a job's folder
+
+
+def checks_key(cp: Any, labs: list[Any]) -> str:
+    """What the seed's check kernels depend on: CuPy, the GPU's architecture and each lab's check."""
+    import hashlib
+    import json
+
+    fields = {"slug", "version", "sizes", "args", "expected", "tolerance"}
+    described = [lab.spec.model_dump(mode="json", include=fields) for lab in labs]
+    major, minor = cp.cuda.Device().compute_capability
+    text = json.dumps([cp.__version__, f"{major}{minor}", described], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def warm_checks(cp: Any, folder: Path) -> list[str]:
+    """`compile_checks` into the seed `folder`, unless it already did for these labs, this CuPy and GPU.
+
+    A worker calibrates at every start; a seed that already holds every check's kernels would still cost
+    every lab's inputs at every GPU size made and checked again (24 s of a worker's start, run 20).
+    """
+    from gpu_worker.exercise.labspec import load_all
+
+    labs = load_all()[1]
+    key = checks_key(cp, labs)
+    stamp = folder / WARMED_FILE
+    if stamp.is_file() and stamp.read_text() == key:
+        return []
+    problems = compile_checks(cp, labs)
+    stamp.write_text(key)
     return problems

@@ -11,7 +11,7 @@ never wrote cannot pass by luck.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -79,8 +79,12 @@ def make_arguments(args: list[ArgSpec], sizes: Mapping[str, int], seed: int) -> 
     return values
 
 
+def formula_names(args: list[ArgSpec], sizes: Mapping[str, int], values: Sequence[object]) -> dict[str, object]:
+    """What an `expected` formula may read: the sizes, then the inputs and the scalars among `values`
+    (one per argument, host or device arrays)."""
+    return {**sizes, **{a.name: v for a, v in zip(args, values, strict=True) if a.role != "out"}}
+
+
 def input_arrays(args: list[ArgSpec], sizes: Mapping[str, int], seed: int) -> dict[str, object]:
-    """What an `expected` formula may read: the inputs, the scalars and the sizes."""
-    values = make_arguments(args, sizes, seed)
-    named = {a.name: values[a.name] for a in args if a.role != "out"}
-    return {**sizes, **named}
+    """What an `expected` formula may read, from the host inputs of `seed`."""
+    return formula_names(args, sizes, list(make_arguments(args, sizes, seed).values()))

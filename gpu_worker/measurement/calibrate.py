@@ -450,7 +450,7 @@ def format_table(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None, warmers: Iterable[Callable[[Any], object]] = ()) -> int:
+def main(argv: list[str] | None = None, warmers: Iterable[Callable[[Any, Path], object]] = ()) -> int:
     """The command line; `warmers` compile more trusted kernels into the seed with --warm-kernel-cache."""
     parser = argparse.ArgumentParser(prog="python -m gpu_worker calibrate", description=__doc__.splitlines()[0])
     parser.add_argument("--refresh", action="store_true", help="measure again even if cached")

@@ -83,11 +83,11 @@ def give_to(uid: int, gid: int) -> None:
     os.chown(folder, uid, gid)
 
 
-def warm(cp: Any, folder: Path | None = None, also: Iterable[Callable[[Any], object]] = ()) -> list[str]:
+def warm(cp: Any, folder: Path | None = None, also: Iterable[Callable[[Any, Path], object]] = ()) -> list[str]:
     """Compile the harness's own kernels into the seed folder (a trusted process): the files it now holds.
 
-    `also` are more compilers of trusted kernels, each called with CuPy (the cli passes the device check's,
-    `backends.device_check.compile_checks`, which this package may not import).
+    `also` are more compilers of trusted kernels, each called with CuPy and the folder (the cli passes the
+    device check's, `backends.device_check.warm_checks`, which this package may not import).
     """
     from gpu_worker.measurement.timing import compile_harness
 
@@ -98,7 +98,7 @@ def warm(cp: Any, folder: Path | None = None, also: Iterable[Callable[[Any], obj
     try:
         compile_harness(cp)  # first in this process, or CuPy's in-memory copy answers and nothing is written
         for compile_more in also:
-            compile_more(cp)
+            compile_more(cp, folder)
     finally:  # what this process compiles next (the calibration's kernels) stays out of the seed
         use(previous or Path.home() / ".cupy" / "kernel_cache")
     folder.chmod(0o755)  # the sandbox's user reads it through a read-only bind

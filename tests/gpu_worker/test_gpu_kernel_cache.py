@@ -74,7 +74,7 @@ from gpu_worker.backends.device_check import compile_checks
 from gpu_worker.exercise.labspec import find_lab
 from gpu_worker.measurement import kernel_cache
 lab = find_lab(sys.argv[2])
-print("\\n".join(kernel_cache.warm(cupy, Path(sys.argv[1]), also=(lambda cp: compile_checks(cp, [lab]),))))
+print("\\n".join(kernel_cache.warm(cupy, Path(sys.argv[1]), also=(lambda cp, folder: compile_checks(cp, [lab]),))))
 """
 CHECK_IN_A_FRESH_PROCESS = """
 import sys
