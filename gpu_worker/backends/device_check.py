@@ -89,7 +89,7 @@ def check_once(cp: Any, spec: Any, sizes: dict[str, int]) -> None:
 
     args = spec.args_for(spec.languages[0])
     values = make_arguments(args, sizes, seed=1)
-    dev_args = [cp.asarray(v) if isinstance(v, np.ndarray) else v for v in values.values()]
+    dev_args: list[Any] = [cp.asarray(v) if isinstance(v, np.ndarray) else v for v in values.values()]
     check = CheckSpec(args=args, expected=dict(spec.expected), tolerance=spec.tolerance, sizes=sizes)
     expectation = expect(cp, check, dev_args)
     compare(cp, check, expectation, dev_args)
