@@ -31,6 +31,19 @@ def _tree(stop: threading.Event, every: float) -> None:
         sys.stdout.flush()
 
 
+def _facts(event: Event) -> str:
+    """A timing event's own account of its size: GPU and wall seconds, samples, and the host phases."""
+    if event.type != "timing":
+        return ""
+    facts = event.model_dump()
+    phases = " ".join(f"{k} {v:.3f}" for k, v in (facts.get("host_phases_s") or {}).items())
+    return (
+        f"  {facts.get('sizes')} {facts.get('repeats')} samples ({facts.get('stop_reason')})"
+        f" gpu {facts.get('gpu_seconds', 0):.3f} s wall {facts.get('wall_seconds', 0):.3f} s"
+        f" lock wait {facts.get('lock_wait_seconds', 0):.3f} s | {phases}"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("lab")
@@ -48,7 +61,7 @@ def main() -> int:
     start = time.monotonic()
 
     def show(event: Event) -> None:
-        print(f"{time.monotonic() - start:8.3f} s  {event.type}", flush=True)
+        print(f"{time.monotonic() - start:8.3f} s  {event.type}{_facts(event)}", flush=True)
 
     faulthandler.dump_traceback_later(args.after, repeat=True, file=sys.stdout)
     stop = threading.Event()

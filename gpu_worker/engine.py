@@ -36,7 +36,7 @@ from gpu_worker.exercise.formula import FormulaError, array_value
 from gpu_worker.exercise.inputs import input_arrays, job_seed, shape_of
 from gpu_worker.exercise.launch import LaunchRejected, resolve_launch
 from gpu_worker.figures import analysis
-from gpu_worker.figures.sweep import sweep_figure
+from gpu_worker.figures.sweep import block_sweep_figure, sweep_figure
 from gpu_worker.isolation import sandbox, spare, uid_pool, wire
 from gpu_worker.isolation.message_budget import RESULT_BYTES, Budget, OverBudget
 from gpu_worker.isolation.wire import WireError, WireOverflow
@@ -68,6 +68,7 @@ class _State:
     finished: bool = False
     infra_error: str = ""
     occupancy: dict[str, Any] | None = None  # the calculator's, from the compiled resources
+    sweep_error: str = ""  # the runtime error that ended the learner's block-size sweep
     memory: dict[str, Any] | None = None  # the simulator's coalescing and bank-conflict analysis
     figures: list[dict[str, Any]] = field(default_factory=list)
 
@@ -109,7 +110,47 @@ def _runs(job: Job, backend: str) -> list[dict[str, Any]]:
         config = resolve_launch(spec, sizes)
         seed = job_seed(harness.seed, job.submission_id, index)
         runs.append({"sizes": sizes, "seed": seed, **config.as_dict(), "threads_per_block": config.threads_per_block})
+    return runs + _sweep_runs(job, backend, runs[-1])
+
+
+SWEEP_GPU_BUDGET_S = 0.1  # a sweep point's timing budget: a curve needs less precision than a graded time
+
+
+def _sweep_runs(job: Job, backend: str, largest: dict[str, Any]) -> list[dict[str, Any]]:
+    """The learner's block-size sweep: one more run per other block size they asked for, at the largest size.
+
+    GPU only (a curve of simulated threads would time nothing). Each point is checked and timed like a size,
+    but judged apart (`sweep_block` marks it): its checks and numbers draw the curve, never the verdict.
+    """
+    choices = job.exercise.harness.launch_choices
+    wanted = job.launch.sweep_blocks if job.launch is not None else []
+    if backend != "cuda" or not wanted or choices is None or job.exercise.language == "triton":
+        return []
+    runs = []
+    for k, block in enumerate(dict.fromkeys(wanted)):
+        if block == largest["threads_per_block"]:
+            continue
+        try:
+            config = resolve_launch(choices.launch(block), largest["sizes"])
+        except (ValueError, LaunchRejected):
+            continue  # a block size the exercise does not offer, or over this device's limits: off the curve
+        seed = job_seed(job.exercise.harness.seed, job.submission_id, 500 + k)
+        runs.append(
+            {
+                "sizes": largest["sizes"],
+                "seed": seed,
+                **config.as_dict(),
+                "threads_per_block": config.threads_per_block,
+                "sweep_block": block,
+                "gpu_budget_s": SWEEP_GPU_BUDGET_S,
+            }
+        )
     return runs
+
+
+def is_sweep(run: dict[str, Any]) -> bool:
+    """Whether this run is a point of the learner's block-size sweep, not one of the exercise's sizes."""
+    return "sweep_block" in run
 
 
 class _Judge:
@@ -157,6 +198,9 @@ class _Judge:
         elif kind == "memory":
             state.memory = dict(message["memory"])
             self.send("memory", index=int(message.get("index", 0)), **state.memory)
+        elif kind == "runtime_error" and self._sweep_block(message) is not None:
+            # the exercise's sizes were all judged before the sweep began: this ends the curve, not the verdict
+            state.sweep_error = f"at block size {self._sweep_block(message)}: {message.get('message', '')}"
         elif kind in ("compile_error", "rejected", "runtime_error", "not_run"):
             if state.verdict is not None:
                 return  # the first verdict stands
@@ -180,6 +224,13 @@ class _Judge:
             state.finished = True
         elif kind == "error":
             state.infra_error = str(message.get("message", "the job's child process failed"))
+
+    def _sweep_block(self, message: dict[str, Any]) -> int | None:
+        """The block size of the sweep point this message is about, or None (a size of the exercise, or none)."""
+        index = message.get("index")
+        if type(index) is not int or not 0 <= index < len(self.runs):
+            return None
+        return self.runs[index].get("sweep_block")
 
     def _analyse(self, compiled: CompileInfo) -> None:
         run = self.runs[0]
@@ -214,6 +265,9 @@ class _Judge:
         for raw in checks:
             info = CheckInfo.model_validate(raw)
             info.sizes = dict(self.runs[index]["sizes"])
+            if is_sweep(self.runs[index]) and self.gpu is not None:
+                self.gpu.sweep_checks.setdefault(index, []).append(info)  # the curve's, not the verdict's
+                continue
             self.state.checks.append(info)
             self.send("check", index=index, **info.model_dump())
 
@@ -250,7 +304,7 @@ def _verdict(state: _State, run: sandbox.SandboxRun, runs: list[dict[str, Any]],
         return state.verdict, state.message
     if state.infra_error:
         return "error", state.infra_error
-    if len(state.outputs_seen) == len(runs):
+    if state.outputs_seen >= {i for i, r in enumerate(runs) if not is_sweep(r)}:  # a sweep ends as it may
         failed = [c for c in state.checks if not c.passed]
         if failed:
             first = failed[0]
@@ -427,7 +481,7 @@ def _run_job(job: Job, emit: Emit, backend: str, uid: int | None, module_rules: 
         judge.figure(
             analysis.roofline(
                 job.exercise.harness.work,
-                [r["sizes"] for r in runs],
+                [r["sizes"] for r in runs if not is_sweep(r)],
                 judge.gpu.metrics if judge.gpu is not None else {},
                 judge.gpu.ceilings if judge.gpu is not None else None,
                 device,
@@ -439,6 +493,11 @@ def _run_job(job: Job, emit: Emit, backend: str, uid: int | None, module_rules: 
     sweep = job.exercise.harness.sweep
     if sweep is not None and verdict == "accepted" and judge.gpu is not None:  # the sizes are the sweep's points
         curve = sweep_figure(sweep, judge.gpu.metrics, judge.label, judge.gpu.occupancies)
+        if curve is not None:
+            judge.figure(curve)
+    if verdict == "accepted" and judge.gpu is not None and judge.gpu.sweep_metrics:
+        chosen = max(judge.gpu.metrics, default=None)  # the largest size: the sweep's
+        curve = block_sweep_figure(judge.gpu.block_sweep(chosen), state.sweep_error, judge.label)
         if curve is not None:
             judge.figure(curve)
     if state.occupancy is not None:
@@ -510,7 +569,7 @@ def run_profile(job: Job, emit: Emit, backend: str = "cuda") -> dict[str, Any] |
         emit(Event.of(kind, next(counter), **fields))
 
     try:
-        runs = _runs(job, backend)
+        runs = [r for r in _runs(job, backend) if not is_sweep(r)]  # the profile is of the graded launch
     except LaunchRejected as exc:
         facts = profiling.unavailable(f"launch rejected: {exc}")
         send("profile", **facts)

@@ -86,6 +86,9 @@ class LaunchSpec(Model):
     block: list[str]
     grid: list[str]
     dynamic_shared_bytes: str = "0"
+    # a learner's block-size sweep (GPU only): the kernel also run, checked and timed at each of these block
+    # sizes of the exercise's `launch_choices`, at its largest GPU size, and drawn as a curve
+    sweep_blocks: list[int] = Field(default_factory=list, max_length=16)
 
 
 class LaunchChoices(Model):
@@ -97,11 +100,14 @@ class LaunchChoices(Model):
     block: list[int] = Field(min_length=1, max_length=16)
     grid: list[str] = Field(min_length=1, max_length=3)
 
-    def launch(self, block: int) -> LaunchSpec:
-        """The job's launch for a chosen block size (which must be one of `block`)."""
+    def launch(self, block: int, sweep: bool = False) -> LaunchSpec:
+        """The job's launch for a chosen block size (which must be one of `block`); with `sweep`, every other
+        block size offered is run too (on a GPU), for the curve."""
         if block not in self.block:
             raise ValueError(f"block size {block} is not one of {', '.join(map(str, self.block))}")
-        return LaunchSpec(block=[str(block)], grid=[re.sub(r"\bblock\b", str(block), g) for g in self.grid])
+        others = [b for b in self.block if b != block] if sweep else []
+        grid = [re.sub(r"\bblock\b", str(block), g) for g in self.grid]
+        return LaunchSpec(block=[str(block)], grid=grid, sweep_blocks=others)
 
 
 class TritonLaunch(Model):

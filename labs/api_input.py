@@ -129,6 +129,7 @@ class SubmissionInput:
     language: str
     source: str
     block_size: int | None = None  # the learner's block size, where the exercise offers a choice
+    sweep: bool = False  # also run every other block size offered (on a GPU), for the curve
 
 
 def _text_field(body: dict, name: str, missing: str, max_chars: int) -> str:
@@ -155,7 +156,10 @@ def submission_input(request: HttpRequest) -> SubmissionInput:
     block_size = body.get("block_size")
     if block_size is not None and (type(block_size) is not int or not 1 <= block_size <= 1024):
         raise BadInput("'block_size' must be a whole number of threads from 1 to 1024.")
-    return SubmissionInput(exercise=exercise, language=language, source=source, block_size=block_size)
+    sweep = body.get("sweep", False)
+    if type(sweep) is not bool:
+        raise BadInput("'sweep' must be true or false.")
+    return SubmissionInput(exercise=exercise, language=language, source=source, block_size=block_size, sweep=sweep)
 
 
 def query_text(request: HttpRequest, name: str, max_chars: int = 100) -> str | None:

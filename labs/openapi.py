@@ -116,6 +116,10 @@ def _schemas() -> dict[str, Any]:
                 "maximum": 1024,
                 "description": "threads per block, where the exercise offers a choice (`launch_choices`)",
             },
+            "sweep": {
+                "type": "boolean",
+                "description": "also run every other block size offered, on a GPU, and draw the curve",
+            },
         },
     }
     return {

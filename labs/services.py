@@ -206,6 +206,7 @@ def submit_run(
     lane: str = "practice",
     draft: bool = False,
     block_size: int | None = None,
+    sweep: bool = False,
     launch: dict | None = None,
 ) -> Submission:
     """Save a learner's run and queue its job on the least-loaded pool of its lane; a rejected one saves nothing.
@@ -216,11 +217,11 @@ def submit_run(
     queue, so the re-execution lands on the same kind of slice, and is held to none of them; a lab's validation
     (`labs.authoring_services`) runs its samples on its unpublished draft exercise (`draft=True`).
     The queued event says the run's place and expected wait, and why it waits if no worker serves it.
-    `block_size` is the learner's choice among the exercise's `launch_choices`; a regrade passes the
-    original run's resolved `launch` instead.
+    `block_size` is the learner's choice among the exercise's `launch_choices`, and `sweep` asks for the
+    others too (`chosen_launch`); a regrade passes the original run's resolved `launch` instead.
     """
     exercise = _validate_submission(user, exercise_slug, language, source, draft)
-    launch = launch if launch is not None else chosen_launch(exercise, block_size)
+    launch = launch if launch is not None else chosen_launch(exercise, block_size, sweep)
     queue = queue or languages.queue_for(exercise, language, lane)
     if not rate_limited:
         submission, queued = _save_run(user, exercise, language, source, queue, lane, launch)
@@ -242,15 +243,23 @@ def submit_run(
     return submission
 
 
-def chosen_launch(exercise: Exercise, block_size: int | None) -> dict | None:
-    """The job's launch for the learner's block size (None: the exercise's own); a size not offered is refused."""
-    if block_size is None:
+def chosen_launch(exercise: Exercise, block_size: int | None, sweep: bool = False) -> dict | None:
+    """The job's launch for the learner's block size (None: the exercise's own); a size not offered is refused.
+
+    With `sweep`, the launch also asks for every other block size offered (run on a GPU, drawn as a curve);
+    without a `block_size` the exercise's own block is the learner's point on it.
+    """
+    if block_size is None and not sweep:
         return None
-    choices = Harness.model_validate(exercise.harness).launch_choices
+    harness = Harness.model_validate(exercise.harness)
+    choices = harness.launch_choices
     if choices is None:
-        raise SubmissionRejected(f"'{exercise.title}' has a fixed launch; leave out 'block_size'.")
+        raise SubmissionRejected(f"'{exercise.title}' has a fixed launch; leave out 'block_size' and 'sweep'.")
+    if block_size is None:
+        own = harness.launch.block[0]
+        block_size = int(own) if own.isdigit() and int(own) in choices.block else choices.block[0]
     try:
-        return choices.launch(block_size).to_wire()
+        return choices.launch(block_size, sweep=sweep).to_wire()
     except ValueError as exc:
         raise SubmissionRejected(f"For '{exercise.title}' the {exc}.") from None
 

@@ -40,7 +40,7 @@ export class Api {
     this.config = config;
   }
 
-  submit({ exercise, language, source, blockSize }) {
+  submit({ exercise, language, source, blockSize, sweep }) {
     return request(this.config.submit_url, {
       method: "POST",
       headers: {
@@ -48,9 +48,13 @@ export class Api {
         Accept: "application/json",
         "X-CSRFToken": this.config.csrf_token || csrfFromCookie(),
       },
-      body: JSON.stringify(
-        Number.isInteger(blockSize) ? { exercise, language, source, block_size: blockSize } : { exercise, language, source },
-      ),
+      body: JSON.stringify({
+        exercise,
+        language,
+        source,
+        ...(Number.isInteger(blockSize) ? { block_size: blockSize } : {}),
+        ...(sweep ? { sweep: true } : {}),
+      }),
     });
   }
 

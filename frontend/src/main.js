@@ -224,7 +224,8 @@ class ExercisePage {
     this.view.setStatus("Submitting…", "busy");
     const blockSelect = document.getElementById("block-size");
     const blockSize = blockSelect ? Number.parseInt(blockSelect.value, 10) : undefined;
-    const reply = await this.api.submit({ exercise: this.slug, language: this.language, source, blockSize });
+    const sweep = document.getElementById("sweep-blocks")?.checked === true;
+    const reply = await this.api.submit({ exercise: this.slug, language: this.language, source, blockSize, sweep });
     if (!reply.ok) {
       this.view.setStatus(reply.error, "error");
       this.setBusy(false);

@@ -36,7 +36,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +49,7 @@ from gpu_worker.backends import device_check, nvcc  # noqa: E402
 from gpu_worker.backends.base import Backend, Compiled, LearnerError  # noqa: E402
 from gpu_worker.backends.device_check import CheckSpec  # noqa: E402
 from gpu_worker.exercise.launch import LaunchConfig  # noqa: E402
-from gpu_worker.measurement import kernel_cache, timing  # noqa: E402
+from gpu_worker.measurement import kernel_cache, stats, timing  # noqa: E402
 from gpu_worker.measurement.device_info import Nvml  # noqa: E402
 from gpu_worker.protocol import ArgSpec, CheckInfo, CompileInfo, Diagnostic, Language  # noqa: E402
 
@@ -368,12 +368,16 @@ class CudaBackend(Backend):
         timed: list[list[Any]] | None = None,
         check: CheckSpec | None = None,
         config: timing.TimingConfig | None = None,
+        budget_s: float | None = None,
     ) -> dict[str, Any]:
         """Time the last launched size under the per-GPU lock.
 
         With `timed` (host argument lists made from fresh seeds) and `check`, the timed launches run on
         those inputs under a `LaunchGuard`, and the summary's `checks` judge what the timed launches left.
+        `budget_s`, the GPU time this size may take, replaces the default rule's (a sweep point's is smaller).
         """
+        if config is None and budget_s is not None:
+            config = timing.TimingConfig(rule=replace(stats.StopRule(), gpu_budget_s=float(budget_s)))
         from gpu_worker.measurement.gpu_lock import timing_lock
         from gpu_worker.measurement.launch_guard import LaunchGuard
 

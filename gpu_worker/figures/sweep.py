@@ -20,14 +20,7 @@ import plotly.graph_objects as go
 
 from gpu_worker.exercise.formula import number_value
 from gpu_worker.protocol import SweepSpec
-
-
-def resident_warps(occupancy: Mapping[str, Any] | None) -> float | None:
-    """Warps per SM the driver keeps resident, from the cuda backend's per-size occupancy; None if not measured."""
-    blocks, threads = (occupancy or {}).get("driver_blocks_per_sm"), (occupancy or {}).get("threads_per_block")
-    if blocks is None or not threads:
-        return None
-    return float(int(blocks) * -(-int(threads) // 32))
+from gpu_worker.science.occupancy import resident_warps
 
 
 def sweep_points(
@@ -83,5 +76,71 @@ def sweep_figure(
         yaxis={"title": sweep.y_title, "rangemode": "tozero"},
         margin={"l": 60, "r": 20, "t": 50, "b": 50},
         meta={"source": label},
+    )
+    return json.loads(fig.to_json())
+
+
+def block_sweep_figure(points: list[dict[str, Any]], ended: str, label: str) -> dict[str, Any] | None:
+    """The learner's kernel across block sizes at the largest size: bandwidth and resident warps per SM against
+    threads per block, their own choice starred. `points` come from `GpuReport.block_sweep`; `ended` is the
+    runtime error that stopped the sweep, if one did. None with fewer than two timed points."""
+    timed = [p for p in points if p["median_seconds"]]
+    if len(timed) < 2:
+        return None
+    as_pct = all(p["bandwidth_pct"] is not None for p in timed)
+    y = [float(p["bandwidth_pct"]) if as_pct else float(p["bandwidth"] or 0) / 1e9 for p in timed]
+    blocks = [p["block"] for p in timed]
+    fig = go.Figure()
+    fig.add_trace(
+        go.Scatter(
+            x=blocks,
+            y=y,
+            mode="lines+markers",
+            name="% of the copy roof" if as_pct else "GB/s",
+            marker={"size": 9, "color": "#1f77b4"},
+            hovertemplate="%{x} threads: %{y:.3g}<extra></extra>",
+        )
+    )
+    warps = [(p["block"], p["resident_warps"]) for p in timed if p["resident_warps"] is not None]
+    if warps:
+        fig.add_trace(
+            go.Scatter(
+                x=[w[0] for w in warps],
+                y=[w[1] for w in warps],
+                yaxis="y2",
+                mode="lines+markers",
+                name="resident warps per SM (driver)",
+                line={"dash": "dot", "color": "#7f7f7f"},
+                hovertemplate="%{x} threads: %{y} warps per SM<extra></extra>",
+            )
+        )
+    chosen = [(b, v) for b, v, p in zip(blocks, y, timed, strict=True) if p["chosen"]]
+    if chosen:
+        fig.add_trace(
+            go.Scatter(
+                x=[chosen[0][0]],
+                y=[chosen[0][1]],
+                mode="markers",
+                name="your launch",
+                marker={"symbol": "star", "size": 16, "color": "#d62728"},
+                hovertemplate="your launch, %{x} threads: %{y:.3g}<extra></extra>",
+            )
+        )
+    notes = [f"wrong output at {p['block']} threads: not drawn" for p in points if not p["correct"]]
+    if ended:
+        notes.append(f"the sweep stopped {ended}"[:160])
+    if any(p["shared_gpu"] for p in timed):
+        notes.append("shared GPU: indicative")
+    fig.update_layout(
+        title={"text": f"Your kernel across block sizes · {label}"},
+        xaxis={"type": "log", "title": "threads per block", "tickvals": blocks, "ticktext": [str(b) for b in blocks]},
+        yaxis={"title": "% of the slice's copy bandwidth" if as_pct else "GB/s", "rangemode": "tozero"},
+        yaxis2={"title": "resident warps per SM", "overlaying": "y", "side": "right", "rangemode": "tozero"},
+        legend={"orientation": "h", "y": -0.25},
+        margin={"l": 60, "r": 60, "t": 50, "b": 90},
+        annotations=[{"text": "<br>".join(notes), "xref": "paper", "yref": "paper", "x": 0, "y": 1, "showarrow": False}]
+        if notes
+        else [],
+        meta={"source": label, "points": points},
     )
     return json.loads(fig.to_json())

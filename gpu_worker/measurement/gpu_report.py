@@ -18,6 +18,7 @@ size so: "shared GPU: indicative", whoever else was seen.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable
 from typing import Any
@@ -25,6 +26,7 @@ from typing import Any
 from gpu_worker.measurement.device_info import Nvml, descends_from
 from gpu_worker.protocol import CheckInfo, Job
 from gpu_worker.science.metrics import Ceilings, work_metrics
+from gpu_worker.science.occupancy import resident_warps
 
 MESSAGE_TYPES = frozenset({"timing", "occupancy"})
 SHARED_SLICE_KINDS = ("mps", "timeslice")
@@ -66,6 +68,10 @@ class GpuReport:
         self.timings: dict[int, dict[str, Any]] = {}
         self.occupancies: dict[int, dict[str, Any]] = {}
         self.metrics: dict[int, dict[str, Any]] = {}
+        # the learner's block-size sweep (`engine._sweep_runs`), kept apart from the exercise's sizes
+        self.sweep_checks: dict[int, list[CheckInfo]] = {}
+        self.sweep_occupancies: dict[int, dict[str, Any]] = {}
+        self.sweep_metrics: dict[int, dict[str, Any]] = {}
         self.nvml: Nvml | None = None
         self.others: dict[int, dict[int, int]] = {}  # size index -> {pid: MiB} of processes not ours
         self.shared_slice = shared_slice()
@@ -83,8 +89,11 @@ class GpuReport:
                 found[p["pid"]] = p["used_mib"]
 
     def _passed(self, index: int) -> bool:
-        sizes = self.runs[index]["sizes"]
-        mine = [c for c in self.checks if c.sizes == sizes]
+        if "sweep_block" in self.runs[index]:
+            mine = self.sweep_checks.get(index) or []
+        else:
+            sizes = self.runs[index]["sizes"]
+            mine = [c for c in self.checks if c.sizes == sizes]
         return bool(mine) and all(c.passed for c in mine)
 
     def handle(self, message: dict[str, Any]) -> bool:
@@ -97,6 +106,8 @@ class GpuReport:
             raise ValueError(f"{kind} for an unknown size {index}")
         sizes = self.runs[index]["sizes"]
         self._sample_others(index)
+        if "sweep_block" in self.runs[index]:
+            return self._sweep_point(index, kind, message)
         if kind == "occupancy":
             occ = dict(message["occupancy"])
             self.occupancies[index] = occ
@@ -136,6 +147,43 @@ class GpuReport:
         self.metrics[index] = m
         self.send("metrics", index=index, **m)
         return True
+
+    def _sweep_point(self, index: int, kind: str, message: dict[str, Any]) -> bool:
+        """A point of the learner's block-size sweep: kept for its curve, sent as no event of its own."""
+        if kind == "occupancy":
+            self.sweep_occupancies[index] = dict(message["occupancy"])
+            return True
+        timing = dict(message["timing"])
+        median_ms = timing.get("median_ms")
+        if not self._passed(index) or not median_ms:
+            return True  # a wrong output at this block size: `block_sweep` says so, draws no time
+        sizes = self.runs[index]["sizes"]
+        m = work_metrics(self.job.exercise.harness.work, sizes, median_ms / 1000.0, self.ceilings).model_dump()
+        m["shared_gpu"] = bool(self.others.get(index)) or self.shared_slice
+        self.sweep_metrics[index] = m
+        return True
+
+    def block_sweep(self, chosen: int | None) -> list[dict[str, Any]]:
+        """The sweep's points in block-size order: the learner's launch (size index `chosen`) and each other
+        block size, with its bandwidth, % of the copy roof, resident warps per SM and whether it was right."""
+
+        def point(index: int, metrics: dict[str, Any] | None, occupancy: dict[str, Any] | None) -> dict[str, Any]:
+            run = self.runs[index]
+            return {
+                "block": run.get("sweep_block") or math.prod(run["block"]),
+                "chosen": "sweep_block" not in run,
+                "correct": metrics is not None,
+                "median_seconds": (metrics or {}).get("median_seconds"),
+                "bandwidth": (metrics or {}).get("bandwidth"),
+                "bandwidth_pct": (metrics or {}).get("bandwidth_pct"),
+                "resident_warps": resident_warps(occupancy),
+                "shared_gpu": bool((metrics or {}).get("shared_gpu")),
+            }
+
+        points = [point(i, self.sweep_metrics.get(i), self.sweep_occupancies.get(i)) for i in self.sweep_occupancies]
+        if chosen is not None:
+            points.append(point(chosen, self.metrics.get(chosen), self.occupancies.get(chosen)))
+        return sorted(points, key=lambda p: p["block"])
 
     def result_fields(self) -> dict[str, Any]:
         """`timing`, `metrics` and `occupancy` of the Result (None when nothing was measured)."""

@@ -401,6 +401,7 @@ def brief(result: dict[str, Any]) -> dict[str, Any]:
         "hot_median_ms": hot.get("median"),
         "hot_ci_ms": [hot.get("ci_low"), hot.get("ci_high")] if hot else None,
         "gpu_seconds": result["gpu_seconds"],
+        "wall_seconds": result["wall_seconds"],
         "sm_clock_mhz": [result["cold"]["sm_clock_min_mhz"], result["cold"]["sm_clock_max_mhz"]],
         "flags": result["flags"],
         "guard": result.get("guard"),

@@ -474,3 +474,11 @@ def _amd_occupancy(
         f"limited by {phrase}."
     )
     return _launched(common, active, tied, reason, notes)
+
+
+def resident_warps(occupancy: Mapping[str, Any] | None) -> float | None:
+    """Warps per SM the driver keeps resident, from the cuda backend's per-size occupancy; None if not measured."""
+    blocks, threads = (occupancy or {}).get("driver_blocks_per_sm"), (occupancy or {}).get("threads_per_block")
+    if blocks is None or not threads:
+        return None
+    return float(int(blocks) * -(-int(threads) // 32))

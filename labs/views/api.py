@@ -54,7 +54,9 @@ def submissions(request: HttpRequest) -> JsonResponse:
             mine = mine.filter(exercise__slug=slug)
         return JsonResponse({"submissions": [services.submission_state(s, with_events=False) for s in mine[:50]]})
     run = submission_input(request)
-    submission = services.submit_run(request.user, run.exercise, run.language, run.source, block_size=run.block_size)
+    submission = services.submit_run(
+        request.user, run.exercise, run.language, run.source, block_size=run.block_size, sweep=run.sweep
+    )
     return JsonResponse(services.submission_state(submission, with_events=False), status=201)
 
 
