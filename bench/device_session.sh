@@ -25,7 +25,8 @@ GPU_TEST_FILES="${GPU_TEST_FILES:-tests/gpu_worker/test_gpu_engine.py tests/gpu_
     tests/gpu_worker/test_gpu_kernel_cache.py tests/gpu_worker/test_gpu_timing.py tests/gpu_worker/test_gpu_triton.py
     tests/gpu_worker/test_occupancy_matches_the_driver.py tests/gpu_worker/test_gpu_profile.py
     tests/gpu_worker/test_gpu_backend.py tests/gpu_worker/test_gpu_device_identity.py
-    tests/gpu_worker/test_multi_gpu_jobs.py tests/gpu_worker/test_gpu_a_kernel_cannot_fool_the_timer.py}"
+    tests/gpu_worker/test_multi_gpu_jobs.py tests/gpu_worker/test_gpu_a_kernel_cannot_fool_the_timer.py
+    tests/gpu_worker/test_gpu_block_size_sweep.py}"
 # every 20 s, the process tree and the GPU's processes, for reading a hang afterwards
 watch_processes() {
     while sleep 20; do
