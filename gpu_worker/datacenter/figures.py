@@ -23,6 +23,7 @@ COLOURS = {
     "fifo": "#7f7f7f",
     "sjf": "#1f77b4",
     "gang": "#9467bd",
+    "easy": "#8c564b",
     "tiresias": "#2ca02c",
     "gandiva": "#ff7f0e",
 }

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-BUILTIN_NAMES = ("fifo", "sjf", "gang", "tiresias", "gandiva")  # gpu_worker.datacenter.policies.BUILTINS
+BUILTIN_NAMES = ("fifo", "sjf", "gang", "easy", "tiresias", "gandiva")  # gpu_worker.datacenter.policies.BUILTINS
 Metric = Literal["mean_jct", "p95_jct", "makespan", "utilisation", "jain", "preemptions"]
 HIGHER_IS_BETTER = frozenset({"utilisation", "jain"})
 METRIC_WORDS = {

@@ -28,7 +28,7 @@ def test_an_accepted_policy_is_ranked_against_the_builtins_with_its_figures():
     result, events = run(find_lab("head-of-line").references["policy"])
     assert result.verdict == "accepted", result.message
     ranking = result.metrics["traces"][0]["ranking"]
-    assert {r["name"] for r in ranking} == {"your policy", "fifo", "sjf", "gang", "tiresias", "gandiva"}
+    assert {r["name"] for r in ranking} == {"your policy", "fifo", "sjf", "gang", "easy", "tiresias", "gandiva"}
     assert [f["title"].split(" · ")[0] for f in result.figures] == [
         "Ranking",
         "Cluster utilisation over time",
