@@ -3,6 +3,8 @@
 # and one sim worker, on PostgreSQL database warplab_bench and Redis database 3 with their own prefixes.
 # Everything it starts is stopped at the end (trap). Usage: bench/run_load_ws.sh OUT.json [load_ws.py args]
 # WS_CONNECT_TIMEOUT: Daphne's WebSocket handshake timeout (its default, 5 s, unless set).
+# ASGI_APP: the application Daphne serves (default labsite.asgi:application; bench.asgi_auth_stack:application
+# is the WebSocket stack as it was, for side-by-side runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:?results file}; shift
@@ -18,7 +20,7 @@ psql "${DATABASE_URL%/*}/postgres" -qc "DROP DATABASE IF EXISTS warplab_bench" -
 "$PY" manage.py sync_labs >/dev/null
 PIDS=()
 trap 'kill "${PIDS[@]}" 2>/dev/null || true; wait 2>/dev/null || true' EXIT
-"$PY" -m daphne --websocket_connect_timeout "${WS_CONNECT_TIMEOUT:-5}" -b 127.0.0.1 -p "$PORT" labsite.asgi:application >"$LOGS/web.log" 2>&1 & PIDS+=($!)
+"$PY" -m daphne --websocket_connect_timeout "${WS_CONNECT_TIMEOUT:-5}" -b 127.0.0.1 -p "$PORT" "${ASGI_APP:-labsite.asgi:application}" >"$LOGS/web.log" 2>&1 & PIDS+=($!)
 .venv/bin/celery -A labsite worker -Q web -P solo -n bench-web@%h --without-gossip --without-mingle \
   --loglevel WARNING >"$LOGS/worker-web.log" 2>&1 & PIDS+=($!)
 env -i PATH="$PATH" HOME="$HOME" WARPLAB_BROKER_URL=$REDIS_URL WARPLAB_BROKER_PREFIX=$WARPLAB_BROKER_PREFIX \
