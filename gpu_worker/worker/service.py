@@ -73,8 +73,13 @@ app.conf.update(
 CLAIM_TASK = "labs.claim_run"
 
 
-def _report(name: str, *args: Any) -> None:
-    app.send_task(name, args=list(args), queue=settings.results_queue)
+# The result must outlast a broker restart (about a minute of reconnecting); a progress event is not worth a run.
+RESULT_RETRY = {"max_retries": 60, "interval_start": 0.5, "interval_step": 0.5, "interval_max": 1.0}
+
+
+def _report(name: str, *args: Any, patient: bool = False) -> None:
+    policy = RESULT_RETRY if patient else None
+    app.send_task(name, args=list(args), queue=settings.results_queue, retry_policy=policy)
 
 
 class _Reporter:
@@ -93,13 +98,16 @@ class _Reporter:
         if payload["type"] in ("done", "error"):
             self.final = payload
         else:
-            _report("labs.record_event", self.submission_id, payload, self.attempt)
+            try:
+                _report("labs.record_event", self.submission_id, payload, self.attempt)
+            except Exception as exc:  # the broker is away: the run goes on, its result will say how it ended
+                log.warning("event of submission %s dropped (%s: %s)", self.submission_id, type(exc).__name__, exc)
 
     def finish(self, result: Result) -> None:
         kind = "error" if result.verdict == "error" else "done"
         fallback = Event.of(kind, self.last_seq + 1, verdict=result.verdict, message=result.message)
         final = self.final or fallback.to_wire()
-        _report("labs.record_result", self.submission_id, result.to_wire(), final, self.attempt)
+        _report("labs.record_result", self.submission_id, result.to_wire(), final, self.attempt, patient=True)
 
 
 def _claim(submission_id: int, task_id: str) -> dict:
