@@ -309,28 +309,43 @@ def _broadcast(submission: Submission, payload: dict) -> None:
 
 
 def record_event(submission_id: int, payload: dict, attempt: int | None = None) -> None:
-    """Store and broadcast one event from a worker; one from an attempt that is not the run's current one is dropped."""
+    """Store and broadcast one event from a worker.
+
+    Dropped: an event from an attempt that is not the run's current one, and any event of a finished run. A
+    run's story ends with its final event, stored with its result (`record_result`): an event that reaches
+    this side after it (a straggler, a redelivery) would be told after the end, so it is not told at all.
+    The run's row is locked while the event is stored, so a result cannot land between the check and the row.
+    """
     event = Event.model_validate(payload).to_wire()
-    submission = Submission.objects.select_related("exercise").filter(pk=submission_id).first()
-    if submission is None:
-        log.warning("event for unknown submission %s dropped", submission_id)
-        return
-    if attempt is not None and not ledger.accepts(submission, attempt):
-        log.info("event of attempt %s of run %s dropped: not its current attempt", attempt, submission_id)
-        return
-    now = timezone.now()
-    updates: dict[str, Any] = {"last_event_at": now, **ledger.renew(submission, now)}
-    if event["type"] == "started" and not submission.finished:
-        updates |= {"status": Status.RUNNING, "started_at": now}
-    Submission.objects.filter(pk=submission.pk).update(**updates)
-    if _store_event(submission, event):
+    with transaction.atomic():
+        submission = Submission.objects.select_for_update().select_related("exercise").filter(pk=submission_id).first()
+        if submission is None:
+            log.warning("event for unknown submission %s dropped", submission_id)
+            return
+        if submission.finished:
+            log.info("event %s of run %s dropped: the run has finished", event["seq"], submission_id)
+            return
+        if attempt is not None and not ledger.accepts(submission, attempt):
+            log.info("event of attempt %s of run %s dropped: not its current attempt", attempt, submission_id)
+            return
+        now = timezone.now()
+        updates: dict[str, Any] = {"last_event_at": now, **ledger.renew(submission, now)}
+        if event["type"] == "started":
+            updates |= {"status": Status.RUNNING, "started_at": now}
+        Submission.objects.filter(pk=submission.pk).update(**updates)
+        stored = _store_event(submission, event)
+    if stored:
         _broadcast(submission, event)
 
 
 def record_result(
     submission_id: int, payload: dict, final_event: dict | None = None, attempt: int | None = None
 ) -> bool:
-    """Store a run's result document once, then its final event, so a viewer told `done` can read it.
+    """Store a run's result document once, and its final event in the same transaction.
+
+    A reader (the API, a late-joining socket, a test polling the row) sees either a run in progress or a
+    finished run whose story ends with `done` (or `error`): never a verdict without its final event. The
+    final event is numbered after every event already stored, and broadcast once the transaction commits.
 
     False, storing nothing, for a run that has its result already (a redelivered result, a rerun's after the
     first) or a report from an attempt that is not the run's current one (`labs.ledger.accepts`).
@@ -354,17 +369,29 @@ def record_result(
         submission.lease_until = None
         fields = ["result", "verdict", "status", "finished_at", "last_event_at", "lease_until"]
         submission.save(update_fields=fields)
+        final = _final_event(submission, result, final_event)
+        if _store_event(submission, final):
+            transaction.on_commit(lambda: _broadcast(submission, final))
     if can_profile(submission) and _first_accepted_on_gpu(submission):  # a learner's first accepted GPU run
         request_profile(submission)
-    if final_event is None:
-        final_event = {"type": "error" if infrastructure else "done", "verdict": result.verdict}
-        final_event["seq"] = (submission.events.order_by("-seq").values_list("seq", flat=True).first() or 0) + 1
-        final_event["message"] = result.message
-        if "indicative" in submission.result:
-            final_event["indicative"] = submission.result["indicative"]
-            final_event["message"] = f"{result.message} (shared GPU: indicative)".strip()
-    record_event(submission_id, final_event)
     return True
+
+
+def _final_event(submission: Submission, result: Result, sent: dict | None) -> dict:
+    """The run's last event: the worker's (validated), or one made from the result; numbered after all stored."""
+    infrastructure = result.verdict == Verdict.ERROR
+    if sent is None:
+        event = {"type": "error" if infrastructure else "done", "verdict": result.verdict, "message": result.message}
+        if "indicative" in submission.result:
+            event["indicative"] = submission.result["indicative"]
+            event["message"] = f"{result.message} (shared GPU: indicative)".strip()
+    else:
+        event = dict(sent)
+        if event.get("type") not in FINAL_EVENTS:  # a worker's final event is done or error, nothing else
+            event["type"] = "error" if infrastructure else "done"
+    last = submission.events.order_by("-seq").values_list("seq", flat=True).first() or 0
+    event["seq"] = max(int(event.get("seq") or 0), last + 1)
+    return Event.model_validate(event).to_wire()
 
 
 def can_profile(submission: Submission) -> bool:

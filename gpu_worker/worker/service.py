@@ -94,6 +94,9 @@ class _Reporter:
     def __call__(self, event: Event) -> None:
         payload = event.to_wire()
         payload["seq"] += self.seq_offset
+        if self.final is not None:  # the story ended: the web side would drop it (labs.services.record_event)
+            log.warning("event %s of submission %s after its final event dropped", payload["type"], self.submission_id)
+            return
         self.last_seq = max(self.last_seq, payload["seq"])
         if payload["type"] in ("done", "error"):
             self.final = payload
@@ -108,6 +111,10 @@ class _Reporter:
         fallback = Event.of(kind, self.last_seq + 1, verdict=result.verdict, message=result.message)
         final = self.final or fallback.to_wire()
         _report("labs.record_result", self.submission_id, result.to_wire(), final, self.attempt, patient=True)
+
+
+def _discard(event: Event) -> None:
+    """An emit that tells no one: for work after a run's final event."""
 
 
 def _claim(submission_id: int, task_id: str) -> dict:
@@ -206,9 +213,10 @@ def profile_run(payload: dict) -> str:
     from gpu_worker.engine import run_profile
 
     job = Job.model_validate(payload)
-    reporter = _Reporter(job.submission_id)
     try:
-        facts = run_profile(job, reporter, backend=job.backend or settings.backend)
+        # The run's story ended with its verdict: the facts go into its result (labs.record_profile), read
+        # back by the result page, and its `profile` event is not sent as a step after `done`.
+        facts = run_profile(job, _discard, backend=job.backend or settings.backend)
     except Exception as exc:  # ours; the run's verdict stands whatever happens here
         log.exception("profile of submission %s failed", job.submission_id)
         facts = {"available": False, "reason": f"the profiling run failed on the worker ({type(exc).__name__})"}

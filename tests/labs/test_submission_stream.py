@@ -5,23 +5,12 @@ Runs the real ASGI application against the real Redis channel layer.
 
 import pytest
 from asgiref.sync import sync_to_async
-from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 
 from labs import services
-from labsite.asgi import application
+from tests.labs.streams import connect
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.integration]
-
-
-def connect(user, submission_id: int) -> WebsocketCommunicator:
-    communicator = WebsocketCommunicator(
-        application,
-        f"/ws/submissions/{submission_id}/",
-        headers=[(b"origin", b"http://127.0.0.1"), (b"host", b"127.0.0.1")],
-    )
-    communicator.scope["user"] = user  # what AuthMiddlewareStack would have put there from the session
-    return communicator
 
 
 @pytest.fixture
