@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -294,6 +295,21 @@ class CudaBackend(Backend):
         info.max_threads_per_block = attrs.get("max_threads_per_block")
         info.constant_bytes = attrs.get("const_size_bytes")
 
+    # --- inputs ---
+
+    def make_arguments(self, args: list[ArgSpec], sizes: dict[str, int], seed: int) -> dict[str, Any]:
+        """The job's arguments for one input set, born on this GPU in the launches' stream (`device_inputs`)."""
+        from gpu_worker.exercise.device_inputs import make_device_arguments
+
+        with self._stream():
+            return make_device_arguments(self.cp, args, sizes, seed)
+
+    def _stream(self) -> Any:
+        """The stream every step of a job runs in (made on first use): uploads, draws, launches, checks."""
+        if self.stream is None:
+            self.stream = self.cp.cuda.Stream(non_blocking=True)
+        return self.stream
+
     # --- launch ---
 
     def _device_args(self, handle: Kernel, args: list[Any]) -> list[Any]:
@@ -337,9 +353,7 @@ class CudaBackend(Backend):
         without, copy the outputs back into the host arrays."""
         cp = self.cp
         try:
-            if self.stream is None:
-                self.stream = cp.cuda.Stream(non_blocking=True)
-            with self.stream:  # uploads, the launch and downloads in one stream's order
+            with self._stream():  # uploads, the launch and downloads in one stream's order
                 dev_args = self._device_args(handle, args)
                 expectation = device_check.expect(cp, check, dev_args) if check is not None else None
                 launch = self._launcher(handle, dev_args, config)
@@ -350,7 +364,7 @@ class CudaBackend(Backend):
                     checks = device_check.compare(cp, check, expectation, dev_args)
             if checks is None:
                 for host, dev, role in zip(args, dev_args, handle.roles, strict=True):
-                    if role == "out":
+                    if role == "out" and isinstance(host, numpy.ndarray):  # device-born outputs stay there
                         host[...] = cp.asnumpy(dev)
         except device_check.Tampered as exc:
             raise LearnerError("runtime_error", TAMPERED.format(exc)) from None
@@ -372,7 +386,7 @@ class CudaBackend(Backend):
     ) -> dict[str, Any]:
         """Time the last launched size under the per-GPU lock.
 
-        With `timed` (host argument lists made from fresh seeds) and `check`, the timed launches run on
+        With `timed` (argument lists made from fresh seeds, born on the device) and `check`, the timed launches run on
         those inputs under a `LaunchGuard`, and the summary's `checks` judge what the timed launches left.
         `budget_s`, the GPU time this size may take, replaces the default rule's (a sweep point's is smaller).
         """
@@ -396,7 +410,9 @@ class CudaBackend(Backend):
                 self.stream.synchronize()
             launch = self._launcher(handle, dev_args, launch_config)
             with timing_lock(self.uuid) as waited:
+                held_from = time.monotonic()
                 result = timing.measure(launch, nvml=self.nvml, config=config, guard=guard)
+                held = time.monotonic() - held_from
             checks: list[CheckInfo] = []
             for k, (values, expectation) in enumerate(zip(sets, expectations, strict=True)):
                 assert check is not None
@@ -410,6 +426,7 @@ class CudaBackend(Backend):
             raise self._fault(exc) from None
         summary = timing.brief(result)
         summary["lock_wait_seconds"] = round(waited, 4)
+        summary["lock_held_seconds"] = round(held, 4)  # the GPU alone for this size: the worker's busy time
         summary["device_before"] = result["device_before"]
         summary["device_after"] = result["device_after"]
         summary["method"] = "CUDA events, L2 flushed before each sample; hot = CUDA-graph replay / K"

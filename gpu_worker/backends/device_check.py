@@ -6,9 +6,10 @@ device inputs the kernel gets, `checker.compare` runs with `xp=cupy`, and only
 the mismatch count and the first mismatches are copied back (a 16 M-element
 output used to cross the pipe as 64 MB and be compared in NumPy).
 
-The expected arrays are computed before the learner's kernel runs, from
-pristine inputs, and fingerprinted; after the kernel has finished they are
-fingerprinted again, so a kernel that wrote over its inputs or over the
+The inputs are born on the device (`exercise.device_inputs`). The expected
+arrays are computed before the learner's kernel runs, from pristine inputs,
+and fingerprinted; after the kernel has finished they are fingerprinted again,
+so a kernel that wrote over its inputs or over the
 expected answer (it shares the device's address space) is caught, never
 accepted.
 """
@@ -20,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from gpu_worker.exercise import checker
+from gpu_worker.exercise.device_inputs import SCHEME, make_device_arguments
 from gpu_worker.exercise.formula import array_value
-from gpu_worker.exercise.inputs import formula_names, make_arguments
+from gpu_worker.exercise.inputs import formula_names
 from gpu_worker.measurement.launch_guard import fingerprint_kernel
 from gpu_worker.protocol import ArgSpec, CheckInfo, Tolerance
 
@@ -85,11 +87,9 @@ def compare(
 def check_once(cp: Any, spec: Any, sizes: dict[str, int]) -> None:
     """Run a lab's device check once at `sizes`: against its poisoned outputs (the mismatch path), then
     against the expected answer itself (the passing path)."""
-    import numpy as np
-
     args = spec.args_for(spec.languages[0])
-    values = make_arguments(args, sizes, seed=1)
-    dev_args: list[Any] = [cp.asarray(v) if isinstance(v, np.ndarray) else v for v in values.values()]
+    # the jobs' own way to their inputs, so the seed holds the kernels that drawing them compiles too
+    dev_args: list[Any] = list(make_device_arguments(cp, args, sizes, seed=1).values())
     check = CheckSpec(args=args, expected=dict(spec.expected), tolerance=spec.tolerance, sizes=sizes)
     expectation = expect(cp, check, dev_args)
     compare(cp, check, expectation, dev_args)
@@ -135,7 +135,7 @@ def checks_key(cp: Any, labs: list[Any]) -> str:
     fields = {"slug", "version", "sizes", "args", "expected", "tolerance"}
     described = [lab.spec.model_dump(mode="json", include=fields) for lab in labs]
     major, minor = cp.cuda.Device().compute_capability
-    text = json.dumps([cp.__version__, f"{major}{minor}", described], sort_keys=True)
+    text = json.dumps([cp.__version__, f"{major}{minor}", SCHEME, described], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
 

@@ -131,11 +131,13 @@ class _Child:
             for index, run in enumerate(request["runs"]):
                 if profile is not None and index != int(profile["index"]):
                     continue
+                check = _check_spec(request, args, run) if profile is None else None
+                # judged on the device, the inputs are born there too; otherwise the engine's host formulas
+                draw = backend.make_arguments if check is not None and hasattr(backend, "make_arguments") else None
                 clock = time.perf_counter()
-                values = make_arguments(args, run["sizes"], run["seed"])
+                values = (draw or make_arguments)(args, run["sizes"], run["seed"])
                 phases = {"inputs": time.perf_counter() - clock}
                 config = LaunchConfig(tuple(run["grid"]), tuple(run["block"]), run.get("shared_bytes", 0))
-                check = _check_spec(request, args, run) if profile is None else None
                 try:
                     with _gpu_lock(backend) if profile is not None else contextlib.nullcontext():
                         clock = time.perf_counter()
@@ -166,7 +168,7 @@ class _Child:
                         phases["occupancy"] = time.perf_counter() - clock
                         clock = time.perf_counter()
                         timed = [
-                            [make_arguments(args, run["sizes"], seed)[a.name] for a in args]
+                            [(draw or make_arguments)(args, run["sizes"], seed)[a.name] for a in args]
                             for seed in run.get("timed_seeds") or []
                         ]
                         phases["timed_inputs"] = time.perf_counter() - clock

@@ -30,6 +30,7 @@ from gpu_worker.science.occupancy import resident_warps
 
 MESSAGE_TYPES = frozenset({"timing", "occupancy"})
 SHARED_SLICE_KINDS = ("mps", "timeslice")
+MAX_HOLD_SECONDS = 60.0  # one size's timed launches never hold the lock longer (the budget is 0.35 s of GPU time)
 
 
 def shared_slice() -> bool:
@@ -75,6 +76,7 @@ class GpuReport:
         self.nvml: Nvml | None = None
         self.others: dict[int, dict[int, int]] = {}  # size index -> {pid: MiB} of processes not ours
         self.shared_slice = shared_slice()
+        self.lock_held_seconds = 0.0  # the timing lock's hold over every size and sweep point (`gpu_busy`)
 
     def _sample_others(self, index: int) -> None:
         """Note the compute processes on this GPU that are neither this worker nor its sandboxes."""
@@ -105,6 +107,9 @@ class GpuReport:
         if not 0 <= index < len(self.runs):
             raise ValueError(f"{kind} for an unknown size {index}")
         sizes = self.runs[index]["sizes"]
+        if kind == "timing":  # the measuring process's own clock around its hold; never more than a budget's worth
+            held = float(dict(message["timing"]).get("lock_held_seconds") or 0.0)
+            self.lock_held_seconds += min(max(held, 0.0), MAX_HOLD_SECONDS)
         self._sample_others(index)
         if "sweep_block" in self.runs[index]:
             return self._sweep_point(index, kind, message)
@@ -193,8 +198,11 @@ class GpuReport:
                 return None
             return {"sizes": [{"index": i, "sizes": self.runs[i]["sizes"], **found[i]} for i in sorted(found)]}
 
+        timing = per_size(self.timings)
+        if timing is not None:
+            timing["lock_held_seconds"] = round(self.lock_held_seconds, 4)
         return {
-            "timing": per_size(self.timings),
+            "timing": timing,
             "metrics": per_size(self.metrics),
             "occupancy": per_size(self.occupancies),
         }

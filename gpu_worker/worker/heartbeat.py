@@ -37,6 +37,7 @@ import redis
 from celery import bootsteps
 from celery.worker import state as worker_state
 
+from gpu_worker.measurement import gpu_busy
 from gpu_worker.measurement.calibrate import CEILING_INFO, anchors_for, healthy
 
 log = logging.getLogger(__name__)
@@ -125,9 +126,18 @@ def now_iso() -> str:
 
 
 def document(
-    status: Status, *, name: str, queue: str, pool: str, backend: str, slice_kind: str = "", gpu_state: Any = None
+    status: Status,
+    *,
+    name: str,
+    queue: str,
+    pool: str,
+    backend: str,
+    slice_kind: str = "",
+    gpu_state: Any = None,
+    gpu_busy: dict[str, float] | None = None,
 ) -> dict[str, Any]:
-    """The heartbeat document: who the worker is, its slice, what it measured, and its state (and its GPU's) now."""
+    """The heartbeat document: who the worker is, its slice, what it measured, and its state (and its GPU's) now;
+    `gpu_busy`, the GPU's timing-lock seconds per wall second over the last minute."""
     return {
         "name": name,
         "queue": queue,
@@ -135,6 +145,7 @@ def document(
         "backend": backend,
         "slice_kind": slice_kind,
         "gpu_state": gpu_state,
+        "gpu_busy": gpu_busy,
         **asdict(status),
         "updated_at": now_iso(),
         "pid": os.getpid(),
@@ -175,7 +186,7 @@ class Heart:
         interval: float,
         slice_kind: str = "",
     ) -> None:
-        self.client, self.key, self.interval = client, key_for(prefix, name), interval
+        self.client, self.key, self.interval, self.prefix = client, key_for(prefix, name), interval, prefix
         self.identity = {"name": name, "queue": queue, "pool": pool, "backend": backend, "slice_kind": slice_kind}
         self.status = starting()
         #: Called at every beat for the GPU's live state (`device_info.live_state`); None: no GPU state.
@@ -221,10 +232,16 @@ class Heart:
                 gpu_state = {"nvml": False, "problem": f"NVML failed: {type(exc).__name__}: {exc}"}
             self._judge_probe(gpu_state)
         try:
-            doc = document(self.status, **self.identity, gpu_state=gpu_state)
+            doc = document(self.status, **self.identity, gpu_state=gpu_state, gpu_busy=self._busy())
             self.client.set(self.key, json.dumps(doc), px=self.ttl_ms)
         except redis.RedisError as exc:
             log.warning("heartbeat %s not written: %s", self.key, exc)
+
+    def _busy(self) -> dict[str, float] | None:
+        """The GPU's timing-lock duty cycle over the last minute, every worker of it together (`gpu_busy`)."""
+        if not self.status.gpu_uuid:
+            return None
+        return gpu_busy.duty_cycle(self.client, self.prefix, self.status.gpu_uuid)
 
     def _judge_probe(self, gpu_state: dict[str, Any]) -> None:
         """A failed probe suspends serving; the probe answering again restores the status it suspended."""

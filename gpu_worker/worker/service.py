@@ -21,6 +21,7 @@ an unhealthy slice stays out of service, measuring again every
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import signal
@@ -28,6 +29,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import redis
 from celery import Celery
 from celery.exceptions import Reject, SoftTimeLimitExceeded
 from celery.signals import worker_process_init
@@ -35,6 +37,7 @@ from celery.utils.nodenames import host_format
 from pydantic import ValidationError
 
 from gpu_worker.isolation import placement, sandbox, spare
+from gpu_worker.measurement import gpu_busy, gpu_lock
 from gpu_worker.protocol import Backend, Event, Job, Result
 from gpu_worker.settings import WorkerSettings
 from gpu_worker.worker import heartbeat, preflight
@@ -111,6 +114,28 @@ class _Reporter:
         fallback = Event.of(kind, self.last_seq + 1, verdict=result.verdict, message=result.message)
         final = self.final or fallback.to_wire()
         _report("labs.record_result", self.submission_id, result.to_wire(), final, self.attempt, patient=True)
+
+
+@functools.cache
+def _busy_ledger() -> tuple[redis.Redis, str] | None:
+    """This worker's GPU in the broker's busy ledger (`measurement.gpu_busy`): (Redis, GPU uuid), or None."""
+    uuid = gpu_lock.worker_gpu_uuid()
+    if uuid is None:
+        return None
+    return redis.Redis.from_url(settings.broker_url, socket_timeout=2), uuid
+
+
+def _note_gpu_busy(result: Result) -> None:
+    """Add the seconds this job held the GPU's timing lock to the GPU's ledger; an outage costs the figure only."""
+    held = float((result.timing or {}).get("lock_held_seconds") or 0.0)
+    if held <= 0 or settings.backend != "cuda":
+        return
+    try:
+        ledger = _busy_ledger()
+        if ledger is not None:
+            gpu_busy.record(ledger[0], settings.broker_prefix, ledger[1], held)
+    except (redis.RedisError, OSError) as exc:
+        log.warning("GPU busy time of submission %s not recorded: %s", result.submission_id, exc)
 
 
 def _discard(event: Event) -> None:
@@ -196,6 +221,7 @@ def run_job(self: Any, payload: dict) -> str:
         why = f"The worker failed outside your code ({type(exc).__name__}); it has been logged."
         result = _worker_error(job.submission_id, why)
     result.elapsed_seconds = result.elapsed_seconds or round(time.monotonic() - started, 3)
+    _note_gpu_busy(result)
     log.info(
         "submission %s: %s in %.2f s: %s",
         job.submission_id,

@@ -36,6 +36,9 @@ def _gpu_state_words(beat: dict) -> list[str]:
     if state and not state.get("nvml"):
         return ["NVML not available to this worker: no GPU state"]
     words = [f"{label} {state[key]} {unit}" for key, label, unit in GPU_STATE_FIELDS if state.get(key) is not None]
+    busy = beat.get("gpu_busy") or {}
+    if busy.get("lock_held_per_wall") is not None:  # what only the GPU can do, every worker of it together
+        words.append(f"timed runs held it {100 * float(busy['lock_held_per_wall']):.0f}% of the last minute")
     if state.get("throttle_reasons"):
         words.append("clock held down by " + ", ".join(state["throttle_reasons"]))
     if state.get("mig_mode") is not None:
