@@ -30,7 +30,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from gpu_worker import profiling
-from gpu_worker.backends import device_name
+from gpu_worker.backends import device_name, ptxas
 from gpu_worker.exercise import checker, goals
 from gpu_worker.exercise.formula import FormulaError, array_value
 from gpu_worker.exercise.inputs import input_arrays, job_seed, shape_of
@@ -48,6 +48,12 @@ FIRST_SEQ = 2
 FINAL_TYPES = frozenset({"finished", "not_run", "compile_error", "rejected", "runtime_error", "error"})
 GPU_EXTRA_PROCESSES = 32  # a cuda child's own threads (CUDA's, NVRTC's, Numba's) beyond the job's process limit
 Emit = Callable[[Event], None]
+# Who made the PTX that the engine assembles on the sim backend, by language (the engine's own words).
+COMPILERS = {
+    "numba": "numba-cuda (NVVM)",
+    "triton": "Triton (compiled for sm_90) + Triton interpreter (CPU)",
+    "cuda": "nvcc",
+}
 
 
 class _Malformed(Exception):
@@ -165,6 +171,7 @@ class _Judge:
         self.args = job.exercise.harness.args_for(job.exercise.language)
         self.gpu: GpuReport | None = None  # the cuda backend's timing, occupancy and metrics
         self.trusts_checks = False  # the cuda child judges on the device: its process never imports learner code
+        self.trusts_compile_facts = False  # the same child's registers and spills; else the engine's ptxas
         self.budget = Budget(len(runs))
 
     def __call__(self, message: dict[str, Any]) -> None:
@@ -187,7 +194,7 @@ class _Judge:
         if kind == "hello":
             pass  # its uid is the child's word; the job's uid is the one the engine leased
         elif kind == "compiled":
-            state.compile = CompileInfo.model_validate(message["compile"])
+            state.compile = self._facts(CompileInfo.model_validate(message["compile"]), message.get("ptx"))
             self.send("compiled", **state.compile.model_dump())
             self._analyse(state.compile)
         elif kind == "listing" and state.compile is not None:  # PTX and SASS, sent after the measurements
@@ -206,8 +213,8 @@ class _Judge:
                 return  # the first verdict stands
             state.verdict, state.message = kind, str(message.get("message", ""))
             state.diagnostics = [Diagnostic.model_validate(d) for d in message.get("diagnostics") or []]
-            if message.get("compile"):
-                state.compile = CompileInfo.model_validate(message["compile"])
+            if message.get("compile") and state.compile is None:  # a verdict does not rewrite a compile report
+                state.compile = self._facts(CompileInfo.model_validate(message["compile"]), None)
             if kind == "compile_error":
                 state.compile = state.compile or CompileInfo()
                 state.compile.diagnostics = state.diagnostics or state.compile.diagnostics
@@ -224,6 +231,20 @@ class _Judge:
             state.finished = True
         elif kind == "error":
             state.infra_error = str(message.get("message", "the job's child process failed"))
+
+    def _facts(self, claimed: CompileInfo, ptx: Any) -> CompileInfo:
+        """The compile report with compiler facts the engine can stand behind.
+
+        The cuda child never imports learner code, so its report stands. On the sim backend the learner's
+        module is imported by the compile process and the child that relays its report: registers, shared
+        memory, spills and local memory come from the engine's own ptxas run on the PTX instead.
+        """
+        if self.trusts_compile_facts:
+            return claimed
+        tool = COMPILERS.get(self.job.exercise.language, self.job.exercise.language)
+        text = ptx if isinstance(ptx, str) else None
+        triton = self.job.exercise.language == "triton"
+        return ptxas.engine_facts(claimed, text, self.job.exercise.entry, tool, triton=triton)
 
     def _sweep_block(self, message: dict[str, Any]) -> int | None:
         """The block size of the sweep point this message is about, or None (a size of the exercise, or none)."""
@@ -431,6 +452,7 @@ def _run_job(job: Job, emit: Emit, backend: str, uid: int | None, module_rules: 
         harness = job.exercise.harness
         request["check"] = {"expected": harness.expected, "tolerance": harness.tolerance.model_dump()}
         judge.trusts_checks = True
+        judge.trusts_compile_facts = True
         for index, r in enumerate(runs):  # the timed launches' own inputs, never the checked launch's
             r["timed_seeds"] = [job_seed(harness.seed, job.submission_id, 1000 + 2 * index + k) for k in range(2)]
     warm = _take_spare(backend_name, limits, extra)  # a spare child already warm, or None: a cold start

@@ -42,6 +42,8 @@ class Compiled:
 
     `listing`, when set, returns what was left out of `info` to send it sooner (`{"sass_excerpt", "notes"}`):
     the child calls it once, after the kernel ran, and sends it as the job's `listing` message.
+    `ptx` goes out with the compile report: on the sim backend the engine takes the kernel's registers,
+    shared memory, spills and local memory from its own `ptxas` run on it, not from the report.
     """
 
     info: CompileInfo
@@ -49,6 +51,7 @@ class Compiled:
     not_run_reason: str = ""
     notes: list[str] = field(default_factory=list)
     listing: Callable[[], dict[str, Any]] | None = None
+    ptx: str | None = None  # the whole PTX, for the engine to assemble itself (`engine_facts`) on the sim backend
 
 
 class Backend(ABC):

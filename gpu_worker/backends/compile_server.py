@@ -25,6 +25,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from gpu_worker.backends.base import LearnerError
 from gpu_worker.backends.learner_module import UNCHECKED_ENV
 from gpu_worker.protocol import ArgSpec, CompileInfo, Diagnostic
@@ -105,7 +107,11 @@ class CompileServer:
             pipe.write(json.dumps(request).encode())
 
     def result(self, timeout: float | None = None) -> dict[str, Any]:
-        """The server's answer; `{"ok": False, "kind": "unavailable"}` when it ended without one.
+        """The server's answer; `{"ok": False, "kind": "no_answer"}` when it ended without a valid one.
+
+        A server that dies without answering, or answers something malformed, may have run the learner's
+        code (Numba once eval()ed string signatures at import): that is never a reason to go on without
+        the compiler's word, so `learner_error` makes it the learner's compile error.
 
         The answer is whole when the server closes its end of the pipe; its exit is not waited for
         (a Numba process takes 0.6 s to tear itself down): the caller's `stop` kills it.
@@ -120,9 +126,10 @@ class CompileServer:
             answer = json.loads(b"".join(self._chunks))
         except ValueError:
             answer = None
-        if not isinstance(answer, dict):
+        if not valid_answer(answer):
             code = self.proc.poll()
-            return {"ok": False, "kind": "unavailable", "message": f"the compiler ended without an answer ({code})"}
+            ended = "without an answer" if answer is None else "with a malformed answer"
+            return {"ok": False, "kind": "no_answer", "message": f"the compiler ended {ended} (exit status {code})"}
         return answer
 
     def stop(self) -> None:
@@ -148,6 +155,24 @@ class CompileServer:
                 continue
             break
         self.proc.wait()
+
+
+ANSWER_KINDS = frozenset({"compile_error", "import", "unavailable", "timeout", "too_big"})
+
+
+def valid_answer(answer: Any) -> bool:
+    """Whether a server's answer has the shape `numba_ptx` and `triton_ptx` write (see their docstrings)."""
+    if not isinstance(answer, dict):
+        return False
+    if answer.get("ok") is not True:
+        return answer.get("ok") is False and answer.get("kind") in ANSWER_KINDS
+    if not isinstance(answer.get("ptx"), str) or not answer["ptx"]:
+        return False
+    try:
+        CompileInfo.model_validate(answer.get("info"))
+    except ValidationError:
+        return False
+    return True
 
 
 _spare: CompileServer | None = None  # started by a spare during its warm-up, for its one job
@@ -227,6 +252,16 @@ def learner_error(found: dict[str, Any], tool: str, arch: str) -> LearnerError |
             verdict = "compile_error"
         compiled = CompileInfo(tool=tool, arch=arch, diagnostics=[diagnostic]) if verdict == "compile_error" else None
         return LearnerError(verdict, located(diagnostic), [diagnostic], compiled)
+    if kind == "no_answer":
+        message = (
+            f"{found.get('message', 'the compiler ended without an answer')}: nothing of your kernel runs "
+            "without the compiler's word. Check that your module level holds only imports, constants and "
+            "kernels, and that @cuda.jit takes no string signature"
+        )
+        diagnostic = Diagnostic(message=message)
+        return LearnerError(
+            "compile_error", message, [diagnostic], CompileInfo(tool=tool, arch=arch, diagnostics=[diagnostic])
+        )
     if kind == "timeout":
         return LearnerError("runtime_error", str(found.get("message", "compiling took too long")))
     if kind == "too_big":

@@ -16,7 +16,9 @@ Two ways to run it, inside the sandbox:
   switches to the job's uid before it reads the learner's file.
 Either writes one JSON document to fd FD:
 `{"ok": true, "info": CompileInfo, "ptx", "symbol", "max_registers"}` or
-`{"ok": false, "kind": "compile_error" | "import" | "unavailable", "message", "diagnostic"}`.
+`{"ok": false, "kind": "compile_error" | "import" | "unavailable", "message", "diagnostic"}`;
+"unavailable" only when numba-cuda itself cannot run here (or this module failed), never for a kernel
+that Numba could not compile: that is the learner's compile error, and nothing of theirs runs after it.
 
 Numba's typing errors are the learner's compile errors (the simulator would
 run code a GPU cannot compile). A toolkit without NVRTC (only nvcc and libnvvm,
@@ -31,6 +33,7 @@ import json
 import os
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +59,29 @@ def _allow_missing_nvrtc() -> None:
             return cuda_paths._env_path_tuple("<missing>", None)
 
     cuda_paths._get_nvrtc_path = nvrtc_path_or_none  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class NamedDevice:
+    """The device a compile without a GPU is for: only its compute capability is ever read."""
+
+    compute_capability: tuple[int, int]
+
+
+def _compile_device_functions_for(cc: tuple[int, int]) -> None:
+    """Make numba-cuda compile `@cuda.jit(device=True)` functions for `cc` instead of asking the driver.
+
+    `compile_ptx` takes the architecture as an argument, but a device function that a kernel calls is
+    compiled by its dispatcher's `compile_device`, which reads `get_current_device().compute_capability`:
+    without a GPU that raises (no driver), and with one it may name another architecture than the
+    kernel's. This process only compiles, for the architecture we name, so the dispatcher is told that one.
+    """
+    from numba.cuda import dispatcher
+
+    if not hasattr(dispatcher, "get_current_device"):  # a numba-cuda that moved it: say so, loudly
+        raise RuntimeError("numba-cuda's dispatcher has no get_current_device to name the architecture with")
+    device = NamedDevice(cc)
+    dispatcher.get_current_device = lambda: device
 
 
 def signature(types_spec: list[list[Any]]) -> tuple:
@@ -87,6 +113,7 @@ def analyse(
         from numba.core.errors import NumbaError
 
         _allow_missing_nvrtc()
+        _compile_device_functions_for(cc)
     except Exception as exc:
         return {"ok": False, "kind": "unavailable", "message": f"numba-cuda is not usable here: {exc}"}
     from gpu_worker.backends.learner_module import import_learner_module
@@ -121,7 +148,15 @@ def analyse(
                 "message": diagnostic.message,
                 "diagnostic": diagnostic.model_dump(),
             }
-        return {"ok": False, "kind": "unavailable", "message": f"PTX compilation failed: {exc}"[:1000]}
+        # Numba failed inside itself on this kernel: maybe our fault, maybe the kernel's, and the kernel
+        # does not run either way; the learner is told plainly (the simulator must not run untyped code)
+        message = f"the Numba compiler failed on this kernel (not in a line of yours): {type(exc).__name__}: {exc}"
+        return {
+            "ok": False,
+            "kind": "compile_error",
+            "message": message[:1000],
+            "diagnostic": {"message": message[:1000]},
+        }
     info = CompileInfo(tool=f"numba-cuda {numba_cuda.__version__} (NVVM) + ptxas {ptxas.version()}", arch=arch)
     kernels = [name for name in ptxas.entries(ptx) if entry in name]
     symbol = kernels[0] if kernels else entry

@@ -106,18 +106,11 @@ class SimBackend(Backend):
             raise
         finally:
             analysis.stop()
-        if found.get("ok"):
-            info = CompileInfo.model_validate(found["info"])
-        elif found.get("kind") == "compile_error":
-            diagnostic = Diagnostic.model_validate(found["diagnostic"])
-            info = CompileInfo(tool="numba-cuda (NVVM)", arch="sm_90", diagnostics=[diagnostic])
-            raise LearnerError("compile_error", _located(diagnostic), [diagnostic], info)
-        else:
-            info = CompileInfo(tool="numba-cuda (simulator)", notes=[f"no PTX analysis: {found.get('message', '')}"])
+        info = compiled_or_refused(found)
         info.max_threads_per_block = 1024
         cubin = workdir / "numba-kernel.cubin"  # written by the compile process's ptxas
-        listing = deferred_listing(cubin, info.entry_symbol, source, entry) if found.get("ok") else None
-        return Compiled(info=info, handle=kernel, listing=listing)
+        listing = deferred_listing(cubin, info.entry_symbol, source, entry)
+        return Compiled(info=info, handle=kernel, listing=listing, ptx=str(found["ptx"]))
 
     def _import_kernel(self, path: Path, entry: str, args: list[ArgSpec]) -> Any:
         try:
@@ -176,6 +169,23 @@ class SimBackend(Backend):
         return report
 
 
+def compiled_or_refused(found: dict[str, Any]) -> CompileInfo:
+    """The compile process's report when it compiled the kernel; else the error that stops the job.
+
+    The simulator runs a kernel's body as plain Python, so it may run only what Numba's real compiler
+    typed in nopython mode: with no PTX there is no run, ever. A failure that is the learner's (or that
+    could be: the compiler ending without an answer) is their compile error; a compiler that cannot run
+    on this worker at all (`unavailable`: numba-cuda missing, or the compile process itself failing) is
+    ours, an infrastructure error, and the job is not run either.
+    """
+    if found.get("ok"):
+        return CompileInfo.model_validate(found["info"])
+    error = compile_server.learner_error(found, "numba-cuda (NVVM)", "sm_90")
+    if error is not None:
+        raise error
+    raise RuntimeError(f"the Numba compiler could not run on this worker: {found.get('message', '')}"[:1000])
+
+
 def _parameter_count(ptx: str, entry: str) -> int | None:
     match = re.search(rf"\.entry\s+{re.escape(entry)}\s*\((?P<params>[^)]*)\)", ptx)
     return None if match is None else len(re.findall(r"\.param\b", match["params"]))
@@ -219,7 +229,7 @@ def compile_cuda(source: str, entry: str, args: list[ArgSpec], workdir: Path) ->
             stats[entry].fill(info)
         listing = deferred_listing(ptx_path.with_suffix(".cubin"), entry, source)
     info.max_threads_per_block = 1024
-    return Compiled(info=info, handle=None, not_run_reason=NOT_RUN, listing=listing)
+    return Compiled(info=info, handle=None, not_run_reason=NOT_RUN, listing=listing, ptx=ptx)
 
 
 def deferred_listing(

@@ -104,7 +104,7 @@ def compile_triton(source: str, entry: str, args: list[ArgSpec], workdir: Path, 
         raise LearnerError("rejected", f"your module defines no Triton kernel named {entry!r}")
     info.notes.append(TRITON_NOTE)
     constexprs = {str(k): int(v) for k, v in (options.get("constexprs") or {}).items()}
-    return Compiled(info=info, handle=InterpretedKernel(kernel, constexprs))
+    return Compiled(info=info, handle=InterpretedKernel(kernel, constexprs), ptx=str(found["ptx"]))
 
 
 def _argument(value: Any) -> Any:

@@ -117,7 +117,7 @@ class _Child:
                 diagnostics = [d.model_dump() for d in exc.diagnostics]
                 self.send({"type": exc.verdict, "message": exc.message, "diagnostics": diagnostics, "compile": info})
                 return
-            self.send({"type": "compiled", "compile": compiled.info.model_dump()})
+            self.send({"type": "compiled", "compile": compiled.info.model_dump(), "ptx": compiled.ptx})
             if compiled.handle is None:
                 self.send_listing(compiled)
                 self.send({"type": "not_run", "message": compiled.not_run_reason})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
 import pytest
 
@@ -12,10 +13,45 @@ ALLOWED = [
     "from numba import cuda, float32\nTILE = 32\nPADDED = TILE + 1  # pad\n",
     '"""Doc."""\nimport math\nimport numpy as np\nHALF = np.float32(0.5)\nSHAPE = (32, 33)\n',
     "from numba import cuda\n@cuda.jit\ndef k(a):\n    import os\n    a[0] = 1\n",
-    "import numba.cuda\n@numba.cuda.jit('void(float32[:])', fastmath=True, max_registers=32)\ndef k(a):\n    pass\n",
+    "import numba.cuda\nfrom numba import void, float32\n"
+    "@numba.cuda.jit(void(float32[:]), fastmath=True, max_registers=32)\ndef k(a):\n    pass\n",
     "from numba import cuda, void, float32\nSIG = void(float32[:, ::1])\n@cuda.jit(device=True)\ndef f(x):\n"
     "    return x\n",
     "from __future__ import annotations\nfrom numba import cuda\ndef helper(x):\n    return x\n",
+    "from numba import cuda, void, float32\nSIG = void(float32[:, ::1])\n@cuda.jit(SIG)\ndef k(a):\n    pass\n",
+    "from numba import cuda, void, int32\n@cuda.jit(void(int32[::1]), inline='always', launch_bounds=(256, 2))\n"
+    "def k(a):\n    pass\n",
+    "from numba import cuda\n@cuda.jit(max_registers=16, lineinfo=True, opt=True, fastmath=False)\n"
+    "def k(a):\n    pass\n",
+]
+
+# Decorator arguments Numba would evaluate, and names that pass for a type or for `cuda.jit` (issue 27).
+STRING = "string signature"
+DECORATOR = "kernel's decorator"
+EVALUATED_BY_NUMBA = [
+    (
+        "from numba import cuda\n@cuda.jit(\"(__import__('os')._exit(0), void(float32[:]))[1]\")\n"
+        "def k(a):\n    pass\n",
+        2,
+        STRING,
+    ),
+    ("from numba import cuda\n@cuda.jit('void(float32[:])')\ndef k(a):\n    pass\n", 2, STRING),
+    ("from numba import cuda\n@cuda.jit(['void(float32[:])'])\ndef k(a):\n    pass\n", 2, STRING),
+    ("from numba import cuda\nSIG = 'void(float32[:])'\n@cuda.jit(SIG)\ndef k(a):\n    pass\n", 3, DECORATOR),
+    ("from numba import cuda\n@cuda.jit(link=['/etc/passwd'])\ndef k(a):\n    pass\n", 2, "`link` is not an option"),
+    ("from numba import cuda\n@cuda.jit(cache=True)\ndef k(a):\n    pass\n", 2, "`cache` is not an option"),
+    ("from numba import cuda\n@cuda.jit(extensions=[])\ndef k(a):\n    pass\n", 2, "`extensions` is not an option"),
+    ("from numba import cuda\ndef f(*a):\n    pass\n@cuda.jit(inline=f)\ndef k(a):\n    pass\n", 4, "literal"),
+    ("from numba import cuda\nR = 32\n@cuda.jit(max_registers=R)\ndef k(a):\n    pass\n", 3, "literal"),
+    ("from numba import cuda\n@cuda.jit(**{'cache': True})\ndef k(a):\n    pass\n", 2, "`**options`"),
+    ("from numba import cuda, void\n@cuda.jit(void(), void())\ndef k(a):\n    pass\n", 2, DECORATOR),
+    ("import numba\n@numba.jit\ndef k(a):\n    pass\n", 2, DECORATOR),
+    ("from numba import njit as jit\n@jit\ndef k(a):\n    pass\n", 2, DECORATOR),
+    ("import numpy\njit = numpy.testing\n@jit\ndef k(a):\n    pass\n", 3, DECORATOR),
+    ("from numpy import load as float32\nX = float32('x.npy', allow_pickle=True)\n", 2, "constants"),
+    ("def dtype():\n    pass\nX = dtype()\n", 3, "constants"),
+    ("import numpy as np\nfloat32 = np.ctypeslib\nX = float32()\n", 3, "constants"),
+    ("def __getattr__(name):\n    pass\n", 1, "`__getattr__`"),
 ]
 
 REFUSED = [
@@ -59,6 +95,21 @@ def test_it_refuses_module_code_that_could_run_anything(source: str, line: int, 
     assert breach is not None
     assert breach.line == line
     assert words in breach.message
+
+
+@pytest.mark.parametrize(("source", "line", "words"), EVALUATED_BY_NUMBA)
+def test_it_refuses_what_numba_would_evaluate_and_names_that_pass_for_types(source: str, line: int, words: str) -> None:
+    breach = check_module(ast.parse(source))
+    assert breach is not None
+    assert (breach.line, words in breach.message) == (line, True), breach.message
+
+
+def test_it_accepts_every_labs_cuda_python_reference_and_starter() -> None:
+    files = [p for name in ("reference.py", "starter.py") for p in Path("labs/content").rglob(name)]
+    kernels = [p for p in files if "cuda.jit" in p.read_text()]
+    assert len(kernels) > 20
+    refused = {str(p): check_module(ast.parse(p.read_text())) for p in kernels}
+    assert {p: b.message for p, b in refused.items() if b is not None} == {}
 
 
 PATCHING_AT_IMPORT = """

@@ -64,3 +64,24 @@ def test_it_refuses_any_decorator_but_triton_jit():
 def test_a_numba_file_still_may_not_import_triton():
     found = breach("import triton\n" + KERNEL, language="numba")
     assert found is not None and "`triton` cannot be imported" in found.message
+
+
+@pytest.mark.parametrize(
+    ("decorator", "prelude"),
+    [
+        ('@triton.jit(debug="yes")', ""),
+        ("@triton.jit(do_not_specialize=[print])", ""),
+        ("@triton.jit(noinline=NOINLINE)", "NOINLINE = True\n"),
+        ("@jit", "import numpy\njit = numpy.testing\n"),
+        ("@triton.jit(**{'debug': True})", ""),
+    ],
+)
+def test_it_refuses_jit_options_that_are_not_literal_data_and_names_that_pass_for_jit(decorator: str, prelude: str):
+    found = breach("import triton\n" + prelude + KERNEL.replace("@triton.jit", decorator))
+    assert found is not None and "literal" in found.message
+
+
+def test_it_accepts_jit_imported_by_name():
+    assert (
+        breach("from triton import jit\nimport triton.language as tl\n" + KERNEL.replace("@triton.jit", "@jit")) is None
+    )
