@@ -30,7 +30,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from gpu_worker import profiling
-from gpu_worker.backends import device_name, ptxas
+from gpu_worker.backends import compile_cache, device_name, ptxas
 from gpu_worker.exercise import checker, goals
 from gpu_worker.exercise.formula import FormulaError, array_value
 from gpu_worker.exercise.inputs import input_arrays, job_seed, shape_of
@@ -171,6 +171,8 @@ class _Judge:
         self.args = job.exercise.harness.args_for(job.exercise.language)
         self.gpu: GpuReport | None = None  # the cuda backend's timing, occupancy and metrics
         self.trusts_checks = False  # the cuda child judges on the device: its process never imports learner code
+        self.compile_key = ""  # the job's key in the worker's compile cache (GPU jobs), and what to keep under it
+        self.kept: dict[str, Any] = {}
         self.trusts_compile_facts = False  # the same child's registers and spills; else the engine's ptxas
         self.budget = Budget(len(runs))
 
@@ -197,9 +199,13 @@ class _Judge:
             state.compile = self._facts(CompileInfo.model_validate(message["compile"]), message.get("ptx"))
             self.send("compiled", **state.compile.model_dump())
             self._analyse(state.compile)
+        elif kind == "compile_answer" and self.compile_key:  # a GPU job's compile, kept for this source
+            self.kept["answer"] = dict(message["answer"])
         elif kind == "listing" and state.compile is not None:  # PTX and SASS, sent after the measurements
             listed = {k: message[k] for k in ("ptx_excerpt", "sass_excerpt") if message.get(k)}
             notes = [*state.compile.notes, *map(str, message.get("notes") or [])]
+            if self.compile_key and self.job.exercise.language == "cuda" and listed:
+                self.kept["listing"] = {**listed, "notes": list(map(str, message.get("notes") or []))}
             state.compile = CompileInfo.model_validate({**state.compile.model_dump(), **listed, "notes": notes})
             self.send("compiled", **state.compile.model_dump())
         elif kind == "memory":
@@ -453,6 +459,9 @@ def _run_job(job: Job, emit: Emit, backend: str, uid: int | None, module_rules: 
         request["check"] = {"expected": harness.expected, "tolerance": harness.tolerance.model_dump()}
         judge.trusts_checks = True
         judge.trusts_compile_facts = True
+        judge.compile_key = compile_cache.key(job, device)  # compile once per source, toolchain and GPU
+        if kept := compile_cache.load(judge.compile_key):
+            request["cached"] = kept
         for index, r in enumerate(runs):  # the timed launches' own inputs, never the checked launch's
             r["timed_seeds"] = [job_seed(harness.seed, job.submission_id, 1000 + 2 * index + k) for k in range(2)]
     warm = _take_spare(backend_name, limits, extra)  # a spare child already warm, or None: a cold start
@@ -487,6 +496,8 @@ def _run_job(job: Job, emit: Emit, backend: str, uid: int | None, module_rules: 
         if warm is not None:
             warm.release()
     state = judge.state
+    if judge.kept and state.compile is not None and state.verdict not in ("compile_error", "rejected"):
+        compile_cache.store(judge.compile_key, judge.kept)
     if run is not None:  # what the sandbox itself knows of the job: its uid, its cgroup's peak memory
         isolation = {**isolation, **{k: run.info[k] for k in ("uid", "memory_peak_mb") if k in run.info}}
     if spare.enabled():

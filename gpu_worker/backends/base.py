@@ -52,6 +52,7 @@ class Compiled:
     notes: list[str] = field(default_factory=list)
     listing: Callable[[], dict[str, Any]] | None = None
     ptx: str | None = None  # the whole PTX, for the engine to assemble itself (`engine_facts`) on the sim backend
+    answer: dict[str, Any] | None = None  # a fresh compile process's answer, for the engine's `compile_cache`
 
 
 class Backend(ABC):

@@ -61,6 +61,7 @@ TAMPERED = (
     "while it ran"
 )  # the learner's Numba compile, inside the job's own wall-clock limit
 DEFAULT_DYNAMIC_SHARED_LIMIT = 48 * 1024
+CACHED_NOTE = "compiled before from this same source, toolchain and GPU: loaded from the worker's compile cache"
 # CUDA errors a learner's kernel can cause, in words (runtime and driver spellings).
 FAULTS = {
     "IllegalAddress": "illegal memory access: the kernel read or wrote outside any allocation",
@@ -187,13 +188,16 @@ class CudaBackend(Backend):
         args: list[ArgSpec],
         workdir: Path,
         options: dict[str, Any] | None = None,
+        cached: dict[str, Any] | None = None,
     ) -> Compiled:
+        """Compile the learner's kernel; `cached`, the engine's kept answer for this very source, toolchain and
+        GPU (`compile_cache`), stands in for a Numba or Triton compile process's."""
         roles: list[str] = [str(a.role) for a in args]
         if language == "cuda":
             return self._compile_cuda(source, entry, args, roles)
         if language == "triton":
-            return self._compile_triton(source, entry, args, roles, workdir, options or {})
-        return self._compile_numba(source, entry, args, roles, workdir)
+            return self._compile_triton(source, entry, args, roles, workdir, options or {}, cached)
+        return self._compile_numba(source, entry, args, roles, workdir, cached)
 
     def _compile_cuda(self, source: str, entry: str, args: list[ArgSpec], roles: list[str]) -> Compiled:
         cp = self.cp
@@ -217,14 +221,22 @@ class CudaBackend(Backend):
         info.notes.append("local memory per thread includes any register spills (CUDA reports them together)")
         return Compiled(info=info, handle=Kernel("cuda", entry, kernel, roles, attributes=attrs))
 
-    def _compile_numba(self, source: str, entry: str, args: list[ArgSpec], roles: list[str], workdir: Path) -> Compiled:
+    def _compile_numba(
+        self,
+        source: str,
+        entry: str,
+        args: list[ArgSpec],
+        roles: list[str],
+        workdir: Path,
+        cached: dict[str, Any] | None = None,
+    ) -> Compiled:
         """The learner's module is imported and compiled in its own process; this one loads only its PTX."""
         from gpu_worker.backends import compile_server, numba_abi
 
         path = workdir / "submission.py"
         path.write_text(source)
         cc = (int(self.props["major"]), int(self.props["minor"]))
-        found = compile_server.compile_answer(
+        found = cached or compile_server.compile_answer(
             "numba_ptx", path, entry, args, cc, timeout=COMPILE_SECONDS, tool="numba-cuda (NVVM)", arch=self.arch
         )
         info = CompileInfo.model_validate(found["info"])
@@ -241,10 +253,20 @@ class CudaBackend(Backend):
         info.arch = self.arch
         self._fill(info, attrs)  # the driver's numbers for the loaded binary, not the compile process's
         info.notes.append("compiled in a process of its own; this one loaded its PTX and never ran your module")
-        return Compiled(info=info, handle=Kernel("numba", entry, kernel, roles, attributes=attrs, args=args))
+        if cached:
+            info.notes.append(CACHED_NOTE)
+        handle = Kernel("numba", entry, kernel, roles, attributes=attrs, args=args)
+        return Compiled(info=info, handle=handle, answer=None if cached else found)
 
     def _compile_triton(
-        self, source: str, entry: str, args: list[ArgSpec], roles: list[str], workdir: Path, options: dict[str, Any]
+        self,
+        source: str,
+        entry: str,
+        args: list[ArgSpec],
+        roles: list[str],
+        workdir: Path,
+        options: dict[str, Any],
+        cached: dict[str, Any] | None = None,
     ) -> Compiled:
         """Triton compiles the learner's kernel in its own process; this one loads the cubin it made."""
         import base64
@@ -254,7 +276,7 @@ class CudaBackend(Backend):
         path = workdir / "submission.py"
         path.write_text(source)
         cc = (int(self.props["major"]), int(self.props["minor"]))
-        found = compile_server.compile_answer(
+        found = cached or compile_server.compile_answer(
             "triton_ptx", path, entry, args, cc, timeout=COMPILE_SECONDS, tool="Triton", arch=self.arch, triton=options
         )
         info = CompileInfo.model_validate(found["info"])
@@ -284,8 +306,10 @@ class CudaBackend(Backend):
             f"compiled by Triton {abi.triton_version} in a process of its own; this one loaded its cubin and never "
             f"ran your module; shared memory includes {abi.shared} bytes of dynamic shared memory"
         )
+        if cached:
+            info.notes.append(CACHED_NOTE)
         handle = Kernel("triton", entry, kernel, roles, attributes=attrs, args=args, abi=abi)
-        return Compiled(info=info, handle=handle)
+        return Compiled(info=info, handle=handle, answer=None if cached else found)
 
     @staticmethod
     def _fill(info: CompileInfo, attrs: dict[str, Any]) -> None:

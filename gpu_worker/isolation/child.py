@@ -107,9 +107,16 @@ class _Child:
         backend = get_backend(request["backend"])
         workdir = self.workdir
         try:
+            cached = request.get("cached") or {}  # the engine's compile cache, for this very source (cuda only)
             try:
                 compiled = backend.compile(
-                    request["language"], request["source"], request["entry"], args, workdir, request.get("triton")
+                    request["language"],
+                    request["source"],
+                    request["entry"],
+                    args,
+                    workdir,
+                    request.get("triton"),
+                    **({"cached": cached["answer"]} if cached.get("answer") else {}),
                 )
             except LearnerError as exc:
                 self.leave_if_forked()
@@ -118,13 +125,22 @@ class _Child:
                 self.send({"type": exc.verdict, "message": exc.message, "diagnostics": diagnostics, "compile": info})
                 return
             self.send({"type": "compiled", "compile": compiled.info.model_dump(), "ptx": compiled.ptx})
+            if compiled.answer is not None:  # for the engine to keep: the next job of this source compiles nothing
+                self.send({"type": "compile_answer", "answer": compiled.answer})
             if compiled.handle is None:
                 self.send_listing(compiled)
                 self.send({"type": "not_run", "message": compiled.not_run_reason})
                 return
             profile = request.get("profile")
             reading = None
-            if profile is None and compiled.listing is None and request.get("measure") and hasattr(backend, "listing"):
+            listed = cached.get("listing") if profile is None else None  # this source's listing, made by an earlier job
+            if (
+                listed is None
+                and profile is None
+                and compiled.listing is None
+                and request.get("measure")
+                and hasattr(backend, "listing")
+            ):
                 # PTX and SASS for reading (NVRTC again, ptxas, nvdisasm: CPU work and subprocesses), made
                 # beside the launches instead of after them: it held every CUDA C++ job 0.7 s (run 20)
                 reading = _beside(backend.listing, compiled.handle, request["source"], workdir)
@@ -190,6 +206,8 @@ class _Child:
                 self.send_listing(compiled)
             elif reading is not None:
                 self.send({"type": "listing", **_listing_of(reading)})
+            elif listed is not None:
+                self.send({"type": "listing", **listed})
             self.send({"type": "finished"})
         finally:
             self.leave_if_forked()

@@ -18,6 +18,7 @@ PER_JOB = {
     "hello": 1,
     "compiled": 1,
     "listing": 1,
+    "compile_answer": 1,  # a GPU job's compile, for the engine's compile cache (`backends.compile_cache`)
     "finished": 1,
     "not_run": 1,
     "compile_error": 1,

@@ -118,3 +118,21 @@ def test_a_seed_warmed_with_the_labs_checks_leaves_a_jobs_check_at_a_gpu_size_no
     assert unseeded, "the check compiled nothing without a seed: this test would prove nothing"
     compiled_by_the_job = _fresh(CHECK_IN_A_FRESH_PROCESS, tmp_path, tmp_path / "seed", slug) - seeded
     assert not compiled_by_the_job, f"the job compiled {len(compiled_by_the_job)} kernel(s) the seed lacked"
+
+
+@pytest.mark.parametrize("language", ["numba", "cuda"])
+def test_a_resubmitted_source_is_served_from_the_compile_cache_and_still_judged(language, tmp_path, monkeypatch):
+    from gpu_worker.backends import compile_cache
+    from gpu_worker.backends.cuda import CACHED_NOTE
+
+    monkeypatch.setenv(compile_cache.CACHE_ENV, str(tmp_path))
+    lab = find_lab("vector-add")
+    first, second = _run_reference(lab, language), _run_reference(lab, language)
+    assert first.verdict == second.verdict == "accepted", (first.message, second.message)
+    kept = list((tmp_path / "compiled").glob("*.json"))
+    assert len(kept) == 1
+    if language == "numba":  # the compile process's answer: the second job compiled nothing
+        assert CACHED_NOTE not in first.compile.notes and CACHED_NOTE in second.compile.notes
+    else:  # NVRTC still builds the binary it launches; the listing (NVRTC again, ptxas, nvdisasm) is kept
+        assert second.compile.sass_excerpt and second.compile.sass_excerpt == first.compile.sass_excerpt
+    assert second.compile.registers == first.compile.registers  # the loaded binary's, in both
