@@ -263,8 +263,11 @@ async def run_jobs(
     return {"cold_job": cold, "jobs": jobs, "stopped": stopped}
 
 
-async def run_concurrent(languages: list[str], learners: int, timeout: float, seconds: float) -> dict[str, Any]:
-    """`learners` students at once, each submitting the reference again as soon as their last run is done."""
+async def run_concurrent(
+    languages: list[str], learners: int, timeout: float, seconds: float, unique: bool = False
+) -> dict[str, Any]:
+    """`learners` students at once, each submitting the reference again as soon as their last run is done;
+    `unique`: each submission's source differs by a comment, so none is served by the compile cache."""
     from asgiref.sync import sync_to_async
 
     from gpu_worker.exercise.labspec import find_lab
@@ -280,7 +283,9 @@ async def run_concurrent(languages: list[str], learners: int, timeout: float, se
         while time.monotonic() < end:
             language = languages[turn % len(languages)]
             turn += 1
-            job = await run_one(users[index], language, sources[language], timeout)
+            source = sources[language] + (f"\n// {index}-{turn}\n" if unique and language == "cuda" else "")
+            source += f"\n# {index}-{turn}\n" if unique and language != "cuda" else ""
+            job = await run_one(users[index], language, source, timeout)
             job["learner"] = index
             jobs.append(job)
             if job["verdict"] == "lost":
@@ -429,7 +434,8 @@ def write_report(out: Path, report: dict[str, Any]) -> str:
     if load:
         lines += [
             "",
-            f"Load: {load['learners']} learners at once on {load['workers']} worker(s) for {load['wall_s']} s: "
+            f"Load: {load['learners']} learners at once on {load['workers']} worker(s) for {load['wall_s']} s"
+            f"{' (every source unique: no compile-cache hits)' if load.get('unique_sources') else ''}: "
             f"{load['accepted']} accepted, **{load['jobs_per_hour']} graded jobs per hour**; verdict (submit → done) "
             f"{load['verdict_s']}; first figure {load['first_figure_s']}; the GPU's timing lock over the last "
             f"whole minute: {load.get('gpu_busy')}.",
@@ -472,6 +478,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--workers", type=int, default=1, help="execution workers on the same GPU (same queue)")
     parser.add_argument("--learners", type=int, default=0, help="then this many students at once (0: none)")
     parser.add_argument("--load-seconds", type=float, default=60.0, help="how long the learners submit")
+    parser.add_argument(
+        "--unique-sources",
+        action="store_true",
+        help="each load submission a source of its own (a numbered comment): no job is served by the compile cache",
+    )
     return parser.parse_args(argv)
 
 
@@ -571,8 +582,11 @@ def main(argv: list[str] | None = None) -> int:
         report["joined_late"] = [j["submission"] for j in everything if j["joined_late"]]
         report["summary"] = summarise(run, languages)
         if args.learners:
-            load = asyncio.run(run_concurrent(languages, args.learners, args.job_timeout, args.load_seconds))
+            load = asyncio.run(
+                run_concurrent(languages, args.learners, args.job_timeout, args.load_seconds, args.unique_sources)
+            )
             load["workers"] = args.workers
+            load["unique_sources"] = args.unique_sources
             load["gpu_busy"] = _gpu_busy(client, prefix, ready)
             load["targets_met"]["timing lock held ≥ 50% of the wall time"] = (load["gpu_busy"] or {}).get(
                 "lock_held_per_wall", 0.0
