@@ -26,7 +26,8 @@ from django.utils import timezone
 
 from gpu_worker.exercise.labspec import Lab, LabError, load_all
 from gpu_worker.protocol import LANGUAGES, MAX_SOURCE_BYTES, Event, ExerciseRef, Harness, Job, Result
-from labs import fleet, fleet_routing, languages, ledger, limits
+from labs import ledger, limits
+from labs.fleet import heartbeats, languages, routing
 from labs.lessons.registry import unknown_figures
 from labs.markdown import render_markdown
 from labs.models import Exercise, Membership, Module, Submission, SubmissionEvent
@@ -229,13 +230,13 @@ def submit_run(
         return submission
     in_flight = (Status.QUEUED, Status.RUNNING)
     try:
-        fleet_routing.check_gpu_budget(user, queue)
+        routing.check_gpu_budget(user, queue)
         limits.check_queue_cap(Submission.objects.filter(status=Status.QUEUED).count())
         limits.take_run_slot(user)
         with limits.learner_lock(user):
             limits.check_in_flight(Submission.objects.filter(owner=user, status__in=in_flight).count())
             submission, queued = _save_run(user, exercise, language, source, queue, lane, launch)
-    except fleet_routing.OverGpuBudget as exc:
+    except routing.OverGpuBudget as exc:
         raise SubmissionRejected(exc.message, status=429) from exc
     except limits.LimitReached as exc:
         raise SubmissionRejected(exc.message, exc.status) from None
@@ -267,7 +268,7 @@ def chosen_launch(exercise: Exercise, block_size: int | None, sweep: bool = Fals
 def _save_run(
     user: User, exercise: Exercise, language: str, source: str, queue: str, lane: str, launch: dict | None = None
 ) -> tuple[Submission, dict]:
-    notice = fleet.queue_notice(queue)
+    notice = heartbeats.queue_notice(queue)
     with transaction.atomic():
         submission = Submission.objects.create(
             owner=user,
@@ -279,11 +280,11 @@ def _save_run(
             launch=launch,
         )
         job = build_job(submission)
-        where = fleet_routing.place(submission)
+        where = routing.place(submission)
         facts: dict[str, Any] = {"queue": submission.queue, "lane": lane, **where}
         facts["message"] = " ".join(t for t in (notice, f"{where['wait_words'].capitalize()}.") if t)
-        if fleet_routing.is_shared(queue):
-            facts["indicative"] = fleet_routing.SHARED_WORDS
+        if routing.is_shared(queue):
+            facts["indicative"] = routing.SHARED_WORDS
         queued = Event.of("queued", 1, **facts).to_wire()
         _store_event(submission, queued)
         transaction.on_commit(lambda: ledger.dispatch(submission, job.to_wire()))
@@ -361,8 +362,8 @@ def record_result(
             return False
         infrastructure = result.verdict == Verdict.ERROR
         submission.result = result.to_wire()
-        if fleet_routing.is_shared(submission.queue):  # practice on an MPS or time-sliced slice
-            submission.result["indicative"] = fleet_routing.SHARED_WORDS
+        if routing.is_shared(submission.queue):  # practice on an MPS or time-sliced slice
+            submission.result["indicative"] = routing.SHARED_WORDS
         submission.verdict = result.verdict
         submission.status = Status.ERROR if infrastructure else Status.DONE
         submission.finished_at = submission.last_event_at = timezone.now()
@@ -503,7 +504,7 @@ def submission_state(submission: Submission, with_events: bool = True) -> dict:
         "ws_url": f"/ws/submissions/{submission.pk}/",
     }
     if submission.status == Status.QUEUED:
-        state["place"] = fleet_routing.place(submission)
+        state["place"] = routing.place(submission)
     if with_events:
         state["source"] = submission.source
         state["result"] = submission.result

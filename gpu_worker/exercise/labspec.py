@@ -29,7 +29,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from gpu_worker.exercise.formula import FormulaError, check_formula
 from gpu_worker.exercise.goals import BACKENDS as GOAL_BACKENDS
 from gpu_worker.exercise.goals import TRACE_METRICS
-from gpu_worker.protocol import SOURCE_SUFFIX, Backend, ExerciseRef, GoalSpec, Harness, Language, Limits, Verdict
+from gpu_worker.protocol import (
+    SOURCE_SUFFIX,
+    VERDICTS,
+    Backend,
+    ExerciseRef,
+    GoalSpec,
+    Harness,
+    Language,
+    Limits,
+    Verdict,
+)
 
 CONTENT_ENV = "WARPLAB_CONTENT_DIR"
 
@@ -235,7 +245,7 @@ def _read_cases(folder: Path, languages: Sequence[str]) -> list[SampleCase]:
         expected = _read_yaml(expected_path)
         verdict, by_backend = expected.get("verdict"), expected.get("by_backend") or {}
         for where, value in [("verdict", verdict), *((f"by_backend.{k}", v) for k, v in by_backend.items())]:
-            if value not in Verdict.__args__:  # type: ignore[attr-defined]
+            if value not in VERDICTS:
                 raise LabError(f"{expected_path}: field '{where}': {value!r} is not a verdict")
         goals_met = expected.get("goals_met")
         by_backend_goals = goals_met.items() if isinstance(goals_met, dict) else [("", goals_met)]

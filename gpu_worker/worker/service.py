@@ -51,7 +51,14 @@ settings = WorkerSettings()
 # p50 through the whole pipeline (docs/benchmarks.md, runs 16 and 17).
 spare.set_default(True)
 
-app = Celery("gpu_worker", broker=settings.broker_url, backend=settings.result_backend or settings.broker_url)
+# Not the process's current app on import: a process that only imports this module (a test session beside the
+# web side's tests) keeps its own current app. The worker makes it current when it starts (`worker_main`).
+app = Celery(
+    "gpu_worker",
+    broker=settings.broker_url,
+    backend=settings.result_backend or settings.broker_url,
+    set_as_current=False,
+)
 app.conf.update(
     task_serializer="json",
     accept_content=["json"],
@@ -97,7 +104,7 @@ class _Reporter:
     def __call__(self, event: Event) -> None:
         payload = event.to_wire()
         payload["seq"] += self.seq_offset
-        if self.final is not None:  # the story ended: the web side would drop it (labs.services.record_event)
+        if self.final is not None:  # the story ended: the web side would drop it (labs.runs.services.record_event)
             log.warning("event %s of submission %s after its final event dropped", payload["type"], self.submission_id)
             return
         self.last_seq = max(self.last_seq, payload["seq"])

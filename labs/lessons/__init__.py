@@ -11,7 +11,7 @@ need only a new file here. A builder takes a `LessonContext` (what is live:
 the fleet's heartbeats) and returns a Plotly figure as JSON, titled with where
 its numbers came from (measured, queried from the driver, datasheet, or a model).
 
-It may import `labs.markdown`, `labs.fleet` and `gpu_worker`'s pure modules
+It may import `labs.markdown`, `labs.fleet.heartbeats` and `gpu_worker`'s pure modules
 (datasheets, memtrace_report); it writes nothing.
 """
 

@@ -5,7 +5,8 @@ import redis
 
 from gpu_worker.measurement import calibrate
 from gpu_worker.worker import heartbeat
-from labs import languages, services
+from labs import services
+from labs.fleet import languages
 from labs.models import Exercise
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]

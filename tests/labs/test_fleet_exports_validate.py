@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from labs import fleet_export_checks as checks
-from labs import fleet_exports
+from labs.fleet import export_checks as checks
+from labs.fleet import exports
 from tests.labs.fleet_factories import h200_node
 
 pytestmark = pytest.mark.django_db
@@ -15,7 +15,7 @@ MODELS = {0: "h200-141gb", 1: "h200-141gb", 2: "h200-141gb"}
 
 
 def test_the_mig_parted_config_counts_each_gpus_profiles_and_passes_its_types():
-    text = fleet_exports.mig_parted(h200_node()).text
+    text = exports.mig_parted(h200_node()).text
     doc = yaml.safe_load(text)
     entries = doc["mig-configs"]["warplab-node1"]
     assert entries[0] == {"devices": [0], "mig-enabled": True, "mig-devices": {"3g.71gb": 1, "2g.35gb": 2}}
@@ -33,7 +33,7 @@ def test_a_mig_parted_config_with_a_foreign_profile_or_a_typo_is_caught():
 
 
 def test_the_device_plugin_config_uses_the_mixed_strategy_and_mps_replicas():
-    text = fleet_exports.device_plugin(h200_node()).text
+    text = exports.device_plugin(h200_node()).text
     doc = yaml.safe_load(text)
     assert doc["flags"] == {"migStrategy": "mixed"}
     assert doc["sharing"] == {"mps": {"resources": [{"name": "nvidia.com/gpu", "replicas": 2}]}}
@@ -44,7 +44,7 @@ def test_the_device_plugin_config_uses_the_mixed_strategy_and_mps_replicas():
 
 @pytest.mark.skipif(checks.compose_tool() is None, reason="needs Debian's docker-compose (./lab test installs it)")
 def test_the_compose_override_gives_each_worker_its_device_and_slice_and_docker_compose_accepts_it():
-    text = fleet_exports.compose_override(h200_node()).text
+    text = exports.compose_override(h200_node()).text
     services = yaml.safe_load(text)["services"]
     assert len(services) == 3 + 2 + 3
     mig = services["worker-node1-gpu0-s0"]
@@ -62,7 +62,7 @@ def test_the_compose_override_gives_each_worker_its_device_and_slice_and_docker_
 
 def test_the_kubernetes_manifests_are_a_deployment_per_pool_that_the_schema_accepts():
     h200_node()
-    text = fleet_exports.kubernetes().text
+    text = exports.kubernetes().text
     docs = list(yaml.safe_load_all(text))
     assert sorted(d["metadata"]["name"] for d in docs) == [
         "worker-h200-mig2g",
@@ -80,7 +80,7 @@ def test_the_kubernetes_manifests_are_a_deployment_per_pool_that_the_schema_acce
 
 
 def test_the_command_lines_start_and_quit_the_mps_daemon_and_parse_as_shell():
-    text = fleet_exports.command_lines(h200_node()).text
+    text = exports.command_lines(h200_node()).text
     assert "nvidia-cuda-mps-control -d" in text and "trap 'echo quit | CUDA_MPS_PIPE_DIRECTORY=" in text
     assert "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=70 python -m gpu_worker serve --pool h200.mps70" in text
     assert checks.check_commands(text) == []
@@ -93,7 +93,7 @@ def test_each_exported_command_line_is_one_the_worker_accepts_with_settings_it_r
     from gpu_worker.cli import parser
     from gpu_worker.settings import WorkerSettings
 
-    text = fleet_exports.command_lines(h200_node()).text
+    text = exports.command_lines(h200_node()).text
     lines = [line for line in text.splitlines() if " python -m gpu_worker serve " in line]
     assert len(lines) == 8
     for line in lines:

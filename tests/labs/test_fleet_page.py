@@ -13,6 +13,7 @@ import pytest
 import redis
 from django.test import Client
 
+from gpu_worker import protocol
 from gpu_worker.measurement import calibrate
 from gpu_worker.worker import heartbeat
 from tests.labs.factories import client_for
@@ -89,9 +90,9 @@ def test_a_visitor_is_sent_to_log_in(site_prefix):
 
 def test_an_expired_or_garbled_key_is_skipped(ada, site_prefix, client_redis):
     _heart(client_redis, site_prefix, "gpu.h200.full@live").set(heartbeat.decide(_calibration()))
-    client_redis.set(heartbeat.key_for(site_prefix, "gpu.h200.full@gone"), b'{"name": "gone"}', px=50)
-    client_redis.set(heartbeat.key_for(site_prefix, "garbage@x"), b"not json {")
-    client_redis.set(heartbeat.key_for(site_prefix, "a-list@x"), b"[1, 2]")
+    client_redis.set(protocol.heartbeat_key(site_prefix, "gpu.h200.full@gone"), b'{"name": "gone"}', px=50)
+    client_redis.set(protocol.heartbeat_key(site_prefix, "garbage@x"), b"not json {")
+    client_redis.set(protocol.heartbeat_key(site_prefix, "a-list@x"), b"[1, 2]")
     time.sleep(0.1)  # the first has expired by now
 
     page = client_for(ada).get("/fleet/").content.decode()
@@ -122,7 +123,7 @@ def test_a_learner_submitting_to_a_queue_no_worker_serves_is_told_why_the_run_wa
 
 
 def test_an_out_of_service_gpu_is_named_with_its_reason_and_a_serving_one_says_nothing(site_prefix, client_redis):
-    from labs.fleet import queue_notice
+    from labs.fleet.heartbeats import queue_notice
 
     sick = _heart(client_redis, site_prefix, "gpu.h200.full@a")
     sick.set(heartbeat.decide(_calibration(fp32_flops=0.88 * H200["fp32_flops"])))
@@ -136,7 +137,7 @@ def test_an_out_of_service_gpu_is_named_with_its_reason_and_a_serving_one_says_n
 
 
 def test_a_fleet_that_cannot_be_read_adds_no_notice(settings):
-    from labs.fleet import queue_notice
+    from labs.fleet.heartbeats import queue_notice
 
     settings.CELERY_BROKER_URL = "redis://127.0.0.1:1/0"
     assert queue_notice("sim") == ""

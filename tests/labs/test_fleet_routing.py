@@ -15,7 +15,8 @@ from kombu import Connection
 
 from gpu_worker.measurement import calibrate
 from gpu_worker.worker import heartbeat
-from labs import fleet_routing, services
+from labs import services
+from labs.fleet import routing
 from labs.models import Exercise
 from labs.models.run import Status
 from tests.labs.factories import make_run, make_student
@@ -55,8 +56,8 @@ def test_a_graded_run_goes_only_to_an_exclusive_pool_and_practice_to_the_least_l
     serve(site, "gpu.h200.mig3g@node1-gpu0-s0")
     serve(site, "gpu.h200.mps30@node1-gpu1-s0")
     fill(site, "gpu.h200.mig3g", 4)
-    assert fleet_routing.route(exercise, "graded").queue == "gpu.h200.mig3g"
-    assert fleet_routing.route(exercise, "practice").queue == "gpu.h200.mps30"
+    assert routing.route(exercise, "graded").queue == "gpu.h200.mig3g"
+    assert routing.route(exercise, "practice").queue == "gpu.h200.mps30"
 
 
 def test_the_pool_with_more_live_workers_per_waiting_run_is_chosen(site):
@@ -66,11 +67,11 @@ def test_the_pool_with_more_live_workers_per_waiting_run_is_chosen(site):
     serve(site, "gpu.h200.mig2g@node1-gpu0-s2")
     fill(site, "gpu.h200.mig3g", 2)
     fill(site, "gpu.h200.mig2g", 3)  # 1.5 per worker against 2
-    assert fleet_routing.route(exercise, "graded").queue == "gpu.h200.mig2g"
+    assert routing.route(exercise, "graded").queue == "gpu.h200.mig2g"
 
 
 def test_with_no_live_worker_in_the_lane_the_run_goes_to_the_default_queue_and_says_why_it_waits(site, alice):
-    assert fleet_routing.route(Exercise.objects.get(slug="vector-add"), "graded").queue == "sim"
+    assert routing.route(Exercise.objects.get(slug="vector-add"), "graded").queue == "sim"
     queued = services.submit_run(alice, "vector-add", "numba", "def f(): pass").events.get(seq=1).payload
     assert queued["message"].startswith("No worker is serving sim right now.")
     assert queued["ahead"] == 0 and queued["expected_wait_seconds"] is None
@@ -79,7 +80,7 @@ def test_with_no_live_worker_in_the_lane_the_run_goes_to_the_default_queue_and_s
 def test_an_exercise_that_requires_a_pool_goes_there(site):
     exercise = Exercise.objects.get(slug="vector-add")
     exercise.pool = "gpu.h200.mps70"
-    assert fleet_routing.route(exercise, "graded").queue == "gpu.h200.mps70"
+    assert routing.route(exercise, "graded").queue == "gpu.h200.mps70"
 
 
 def test_a_learner_sees_how_many_are_ahead_and_about_how_long(site, alice, bob):
@@ -144,7 +145,7 @@ def test_a_course_over_its_gpu_seconds_for_the_day_is_named_to_each_of_its_stude
     run = make_run(bob, queue="gpu.h200.mig3g")  # bob's run spends the course's time, alice is refused too
     run.started_at, run.finished_at = timezone.now() - timedelta(seconds=120), timezone.now()
     run.save()
-    with pytest.raises(fleet_routing.OverGpuBudget) as refused:
-        fleet_routing.check_gpu_budget(alice, "gpu.h200.mig3g")
+    with pytest.raises(routing.OverGpuBudget) as refused:
+        routing.check_gpu_budget(alice, "gpu.h200.mig3g")
     assert refused.value.message.startswith("Your course GPU Programming has used 120 of its 100 GPU-seconds")
-    fleet_routing.check_gpu_budget(alice, "sim")  # the simulator is never capped
+    routing.check_gpu_budget(alice, "sim")  # the simulator is never capped

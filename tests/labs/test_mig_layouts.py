@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from labs.fleet_plan import SliceSpec, check_layout, place, share
-from labs.mig_profiles import MODELS, model_for
+from labs.fleet.mig_profiles import MODELS, model_for
+from labs.fleet.plan import SliceSpec, check_layout, place, share
 
 
 def mig(profile: str, at: int | None = None, pool: str = "h200.mig") -> SliceSpec:

@@ -1,5 +1,7 @@
-"""The execution fleet as its workers' heartbeats say (see `gpu_worker.worker.heartbeat`): read from the broker's Redis.
+"""The execution fleet as its workers' heartbeats say, read from the broker's Redis.
 
+The document's shape and states are the contract's (`gpu_worker.protocol.heartbeat_document`); the
+worker writes it (`gpu_worker.worker.heartbeat`), and nothing of the worker's Celery side is imported here.
 Each worker writes `<broker prefix>warplab:worker:<name>` as JSON and renews it;
 a key that stopped being renewed has expired, so what is found is what is alive.
 """
@@ -17,13 +19,13 @@ from django.conf import settings
 from django.utils import timezone
 
 from gpu_worker.measurement.calibrate import CEILING_INFO
-from gpu_worker.worker.heartbeat import CALIBRATING, OUT_OF_SERVICE, SERVING, STARTING, key_for
+from gpu_worker.protocol import CALIBRATING, OUT_OF_SERVICE, SERVING, STARTING, heartbeat_key
 
 
 def key_pattern() -> str:
     """The SCAN pattern of this site's heartbeat keys, the broker prefix taken literally."""
     prefix = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("global_keyprefix", "")
-    return key_for(re.sub(r"([*?\[\]\\])", r"\\\1", prefix), "*")
+    return heartbeat_key(re.sub(r"([*?\[\]\\])", r"\\\1", prefix), "*")
 
 
 def _ceiling_rows(beat: dict[str, Any]) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from labs.fleet_plan import SliceShare
+from labs.fleet.plan import SliceShare
 
 MODEL_WORDS = "model: M/M/c queue (Erlang C), Poisson arrivals, job time scaled by each slice's share of the GPU"
 

@@ -2,7 +2,7 @@
 
 CUDA C++ runs only on a GPU: on the simulator it is compiled and analysed (registers, shared memory,
 occupancy) but not run. So a CUDA C++ run goes to a serving GPU lane when the planned routing
-(`labs.fleet_routing`) did not already pick one, and the exercise page says so before submit when no
+(`labs.fleet.routing`) did not already pick one, and the exercise page says so before submit when no
 GPU worker serves. No CPU runner of CUDA C++ is used: none on PyPI or Debian is robust (see the report
 of issue 12); numba's simulator runs CUDA Python only.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import redis
 
-from gpu_worker.worker.heartbeat import SERVING
-from labs import fleet, fleet_routing
+from gpu_worker.protocol import SERVING
+from labs.fleet import heartbeats, routing
 from labs.models import Exercise
 
 GPU_PREFIX = "gpu."
@@ -26,7 +26,7 @@ CUDA_NOT_RUN = (
 def serving_gpu_queue() -> str | None:
     """A GPU queue at least one live worker serves (the one with most such workers), or None."""
     try:
-        beats = fleet.live_beats()
+        beats = heartbeats.live_beats()
     except redis.RedisError:
         return None
     counts: dict[str, int] = {}
@@ -37,9 +37,9 @@ def serving_gpu_queue() -> str | None:
     return max(sorted(counts), key=lambda q: counts[q]) if counts else None
 
 
-def queue_for(exercise: Exercise, language: str, lane: str = fleet_routing.PRACTICE) -> str:
+def queue_for(exercise: Exercise, language: str, lane: str = routing.PRACTICE) -> str:
     """The planned route, except that CUDA C++ leaves a CPU queue for a serving GPU lane when one exists."""
-    queue = fleet_routing.route(exercise, lane).queue
+    queue = routing.route(exercise, lane).queue
     if language != "cuda" or exercise.pool or queue.startswith(GPU_PREFIX):
         return queue
     return serving_gpu_queue() or queue
@@ -53,5 +53,5 @@ def language_notes(exercise: Exercise) -> dict[str, str]:
         if language == "cuda" and not queue.startswith(GPU_PREFIX):
             notes[language] = CUDA_NOT_RUN
         else:
-            notes[language] = fleet.queue_notice(queue)
+            notes[language] = heartbeats.queue_notice(queue)
     return notes

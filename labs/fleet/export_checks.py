@@ -26,7 +26,7 @@ import yaml
 from django.conf import settings
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from labs.mig_profiles import model_for
+from labs.fleet.mig_profiles import model_for
 
 KUBERNETES_VERSION = "1.32.0"
 

@@ -11,7 +11,7 @@ import re
 
 from django.db import transaction
 
-from labs.fleet_plan import LayoutError, SliceSpec, check_layout, place, require_model
+from labs.fleet.plan import LayoutError, SliceSpec, check_layout, place, require_model
 from labs.models.gpu import EXCLUSIVE_KINDS, Gpu, Lane, Node, Pool, Slice, SliceKind, Worker
 
 POOL_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{0,58}$")

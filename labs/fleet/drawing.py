@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from django.utils.html import escape
 
-from labs.fleet_plan import SliceSpec, share
-from labs.mig_profiles import MEMORY_SLICES, model_for
+from labs.fleet.mig_profiles import MEMORY_SLICES, model_for
+from labs.fleet.plan import SliceSpec, share
 
 WIDTH, HEIGHT, PAD = 640, 96, 4
 COLOURS = {"full": "#2f6f4f", "mig": "#3465a4", "mps": "#c17d11", "timeslice": "#75507b"}

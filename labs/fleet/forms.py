@@ -14,8 +14,8 @@ import re
 
 from django import forms
 
-from labs.fleet_plan import SliceSpec
-from labs.mig_profiles import MODELS
+from labs.fleet.mig_profiles import MODELS
+from labs.fleet.plan import SliceSpec
 
 LINE = re.compile(
     r"^(?:(?P<full>full)\s+(?P<fpool>\S+)"

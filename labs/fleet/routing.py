@@ -6,7 +6,7 @@ GPU: indicative". An exercise that names a pool is sent there. Otherwise the can
 planned pools of the lane with at least one live serving worker (heartbeats); each is scored by the
 runs in its broker queue (Redis) plus those running, over its live workers, times its measured job
 time, and the least is taken. No candidate: the site's default queue, as before the plan existed,
-where `labs.fleet.queue_notice` tells the learner why the run waits. No run is dropped for want of a
+where `labs.fleet.heartbeats.queue_notice` tells the learner why the run waits. No run is dropped for want of a
 worker: the queue keeps it.
 """
 
@@ -20,9 +20,9 @@ from django.conf import settings
 from django.db.models import F, Sum
 from django.utils import timezone
 
-from labs import fleet
-from labs.fleet_capacity import wait_seconds, wait_words
-from labs.fleet_stats import job_time
+from labs.fleet import heartbeats
+from labs.fleet.capacity import wait_seconds, wait_words
+from labs.fleet.stats import job_time
 from labs.models import Exercise, Pool, Submission
 from labs.models.gpu import Lane
 from labs.models.run import Status
@@ -66,8 +66,8 @@ def route(exercise: Exercise, lane: str = PRACTICE) -> Route:
     if not queues:
         return Route(settings.WARPLAB_DEFAULT_QUEUE, "no planned pool fits this lane: the default queue")
     try:
-        live = _live_serving(fleet.live_beats())
-        lengths = fleet.queue_lengths([q for q in queues if live.get(q)])
+        live = _live_serving(heartbeats.live_beats())
+        lengths = heartbeats.queue_lengths([q for q in queues if live.get(q)])
     except redis.RedisError:
         return Route(settings.WARPLAB_DEFAULT_QUEUE, "the fleet cannot be read: the default queue")
     scored = []
@@ -91,7 +91,7 @@ def place(submission: Submission) -> dict:
         queue=submission.queue, status=Status.QUEUED, created_at__lt=submission.created_at
     ).count()
     try:
-        live = _live_serving(fleet.live_beats()).get(submission.queue, 0)
+        live = _live_serving(heartbeats.live_beats()).get(submission.queue, 0)
     except redis.RedisError:
         live = 0
     measured = job_time(submission.queue)

@@ -1,6 +1,6 @@
 """The planner's rules: whether a GPU's layout of slices can exist, and what each slice gets.
 
-A GPU is one of: one `full` slice; MIG instances (profiles from `labs.mig_profiles`, placed on free
+A GPU is one of: one `full` slice; MIG instances (profiles from `labs.fleet.mig_profiles`, placed on free
 memory slices at a start the profile allows, at most 7 compute slices, each profile's count limit);
 MPS shares (active thread percentages adding to at most 100%, pinned memory within the GPU's); or
 one time-sliced slice with its replicas. `check_layout` says every reason a layout is impossible, in
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from labs.mig_profiles import COMPUTE_SLICES, MEMORY_SLICES, GpuModel, known_models_words, model_for
+from labs.fleet.mig_profiles import COMPUTE_SLICES, MEMORY_SLICES, GpuModel, known_models_words, model_for
 
 KINDS = ("full", "mig", "mps", "timeslice")
 MAX_REPLICAS = 32
