@@ -10,7 +10,7 @@ correct but slow sample) or `true`, or one per backend (`{sim: false, cuda: true
 sample the simulator's trace fails and the GPU's clock cannot tell from the reference);
 it is checked on each backend that judges one of the lab's goals (`gpu_worker.exercise.goals`).
 A module folder carries `module.yaml` and, optionally, `lesson.md` (its lesson page,
-rendered by the web side's `labs.lessons`). Both the web app (`sync_labs`) and the
+rendered by the web side's `labs.curriculum.lessons`). Both the web app (`sync_labs`) and the
 worker's command line read labs through this module; a bad folder fails naming
 the file and the field.
 """

@@ -6,7 +6,7 @@ final event travels with the result (`labs.record_result`) so that a viewer who
 is told `done` can already read the stored result. Nothing here imports Django.
 
 Before it runs a delivery the worker claims it from the web side's job ledger
-(`labs.claim_run`, answered through the result backend; `labs.ledger` says
+(`labs.claim_run`, answered through the result backend; `labs.runs.ledger` says
 why): a finished run or one another delivery holds is not run again, a run past
 its attempt cap ends there, and the attempt number the claim grants goes with
 every report, so a lost attempt's stragglers are dropped. With no answer the

@@ -46,7 +46,7 @@ class Submission(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     last_event_at = models.DateTimeField(null=True, blank=True)
-    # The job ledger (labs.ledger): the broker may lose or redeliver a job; these say what the database knows.
+    # The job ledger (labs.runs.ledger): the broker may lose or redeliver a job; these say what the database knows.
     attempts = models.PositiveSmallIntegerField(default=0, help_text="Deliveries granted a claim to run this job")
     claimed_task = models.CharField(max_length=64, blank=True, help_text="The Celery task id of the claimed delivery")
     lease_until = models.DateTimeField(null=True, blank=True, help_text="The claimed attempt is presumed lost after")

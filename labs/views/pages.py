@@ -7,11 +7,11 @@ from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 
-from labs import progress
+from labs.curriculum.lessons import LessonContext, render_lesson
 from labs.fleet import heartbeats, languages
-from labs.lessons import LessonContext, render_lesson
 from labs.models import Exercise, Module
 from labs.models.run import Language
+from labs.runs import progress
 
 
 @login_required
