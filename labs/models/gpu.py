@@ -46,7 +46,7 @@ class Gpu(models.Model):
 
     node = models.ForeignKey(Node, on_delete=models.CASCADE, related_name="gpus")
     index = models.PositiveSmallIntegerField()
-    model = models.CharField(max_length=40, help_text="A key of labs.mig_profiles.MODELS, e.g. h200-141gb")
+    model = models.CharField(max_length=40, help_text="A key of labs.fleet.mig_profiles.MODELS, e.g. h200-141gb")
     uuid = models.CharField(max_length=80, blank=True, help_text="GPU-… as nvidia-smi -L prints it")
 
     class Meta:

@@ -3,6 +3,8 @@
 from django.conf import settings
 from django.db import models
 
+from gpu_worker.protocol import VERDICT_LABELS, VERDICTS
+
 
 class Language(models.TextChoices):
     NUMBA = "numba", "CUDA Python (Numba)"
@@ -18,15 +20,9 @@ class Status(models.TextChoices):
     ERROR = "error", "Error"
 
 
-class Verdict(models.TextChoices):
-    ACCEPTED = "accepted", "Accepted"
-    WRONG_ANSWER = "wrong_answer", "Wrong answer"
-    COMPILE_ERROR = "compile_error", "Compile error"
-    RUNTIME_ERROR = "runtime_error", "Runtime error"
-    TIMEOUT = "timeout", "Time limit exceeded"
-    REJECTED = "rejected", "Rejected"
-    NOT_RUN = "not_run", "Compiled, not run"
-    ERROR = "error", "Infrastructure error"
+# The verdicts are the contract's (`gpu_worker.protocol.VERDICTS`, one label each): written there once, so a
+# verdict a worker may send is one the database, the admin and the pages know, by the same words.
+Verdict = models.TextChoices("Verdict", [(v.upper(), (v, VERDICT_LABELS[v])) for v in VERDICTS])
 
 
 class Submission(models.Model):
