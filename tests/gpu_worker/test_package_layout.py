@@ -92,3 +92,12 @@ def test_each_package_says_what_it_owns_and_may_import(package: str):
     assert "import" in doc.lower() and len(doc) > 200, (
         f"gpu_worker/{package}/__init__.py: say what it owns and may import"
     )
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_nothing_of_gpu_worker_imports_the_web_side_or_django(path: Path):
+    tree = ast.parse(path.read_text())
+    names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    names |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module and not n.level}
+    wrong = sorted(n for n in names if n.split(".")[0] in ("labs", "labsite", "django", "channels"))
+    assert not wrong, f"gpu_worker/{path.relative_to(ROOT)} imports {wrong}: the execution service holds no Django"
