@@ -69,10 +69,10 @@ def learners_with_sessions(count: int) -> list[str]:
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
     from django.contrib.auth.models import User
 
-    from labs import services
+    from labs import accounts
 
     store = import_module(settings.SESSION_ENGINE).SessionStore
-    student = services.ensure_roles()[services.STUDENTS]
+    student = accounts.ensure_roles()[accounts.STUDENTS]
     keys = []
     for i in range(count):
         user, created = User.objects.get_or_create(username=f"bench-learner-{i:03d}")

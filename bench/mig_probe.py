@@ -4,7 +4,7 @@
 
 Per GPU: name, UUID, MIG mode (current and pending), the MIG devices that exist (UUID, SMs, memory),
 and NVML's own GPU-instance profiles (slices, instance count, SMs, memory) where the driver gives them,
-each matched to `labs.mig_profiles` so a transcription error in the planner's table shows as a
+each matched to `labs.fleet.mig_profiles` so a transcription error in the planner's table shows as a
 mismatch. It calls only NVML getters: it never enables MIG, creates or destroys an instance, or
 changes clocks or the compute mode. Without NVML (a CPU machine) it says so and exits 0.
 """
@@ -19,7 +19,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from labs.mig_profiles import model_for  # noqa: E402  (plain data: no Django)
+from labs.fleet.mig_profiles import model_for  # noqa: E402  (plain data: no Django)
 
 PROFILE_IDS = range(0, 16)  # NVML_GPU_INSTANCE_PROFILE_1_SLICE (0) ... the REV1/REV2 variants after 7
 

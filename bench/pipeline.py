@@ -7,7 +7,7 @@ It starts a private redis-server (unless `--redis-url`), migrates a temporary SQ
 labs, starts the web-queue Celery worker and then the execution worker (`python -m gpu_worker serve`),
 timing that cold start until the worker is ready (Celery's ` ready.` line, and the worker's heartbeat key
 `warplab:worker:<name>` when it publishes one). Then, with Django set up in this process, it submits the
-vector-add reference through `labs.services.submit_run` one job at a time (so no job waits behind another)
+vector-add reference through `labs.runs.services.submit_run` one job at a time (so no job waits behind another)
 and listens on the channel layer's `submission.<id>` group, as the WebSocket consumer does, timing each
 job's events from the submit: `started`, `compiled`, the first `figure` (the occupancy graphs), the first
 `check`, `done`. `--think S` waits S seconds between a verdict and the next submit, as a learner reading it does.
@@ -164,8 +164,8 @@ async def run_one(user: Any, language: str, source: str, timeout: float) -> dict
     from asgiref.sync import sync_to_async
     from channels.layers import get_channel_layer
 
-    from labs import services
     from labs.models import Submission
+    from labs.runs import services
 
     layer = get_channel_layer()
     channel = await layer.new_channel()
@@ -223,11 +223,11 @@ async def run_one(user: Any, language: str, source: str, timeout: float) -> dict
 def _make_student(username: str = "alice") -> Any:
     from django.contrib.auth.models import User
 
-    from labs import services
+    from labs import accounts
 
-    groups = services.ensure_roles()
+    groups = accounts.ensure_roles()
     user, _ = User.objects.get_or_create(username=username)
-    user.groups.add(groups[services.STUDENTS])
+    user.groups.add(groups[accounts.STUDENTS])
     return user
 
 

@@ -3,19 +3,25 @@
 A `Job` goes from the web to a worker, `Event`s stream back on the submission's
 channel-layer group while it runs, and one `Result` document closes it. Both
 sides validate these models; the web side stores the result JSON as it is.
-Nothing here imports Django.
+Also here, because both sides speak them: the verdicts and their labels (the
+web's model choices and the frontend's labels follow `VERDICTS`), a scheduling
+exercise's `PolicySpec` (it rides in the job's harness), and the heartbeat
+document a worker publishes and the web's fleet pages read.
+Nothing here imports Django, Celery or anything else of `gpu_worker`.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import socket
 import time
-from typing import Any, Literal
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from gpu_worker.datacenter.spec import PolicySpec
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 PROTOCOL_VERSION: Literal[1] = 1
 MAX_SOURCE_BYTES = 64 * 1024
@@ -33,6 +39,19 @@ Verdict = Literal[
     "not_run",
     "error",  # infrastructure failure (worker lost, crash outside the learner's code)
 ]
+#: Every verdict, in the order the pages list them: the model's choices and the frontend's labels follow it.
+VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
+#: The one label each verdict is shown with, everywhere (the page's badge, the admin, the exports).
+VERDICT_LABELS: dict[Verdict, str] = {
+    "accepted": "Accepted",
+    "wrong_answer": "Wrong answer",
+    "compile_error": "Compile error",
+    "runtime_error": "Runtime error",
+    "timeout": "Time limit exceeded",
+    "rejected": "Rejected",
+    "not_run": "Compiled, not run",
+    "error": "Worker error",
+}
 EventType = Literal[
     "queued",
     "started",
@@ -184,6 +203,78 @@ class SweepSpec(Model):
     per: str = "1"  # for ns_per: the median time is divided by this formula of the sizes
     y_title: str
     log_x: bool = True
+
+
+# --- a scheduling exercise's settings (module 6): the `policy:` block of its lab.yaml ------------------------
+# Part of the contract because it travels inside the job's harness (`Harness.policy`): the web side stores and
+# sends it without knowing what it means; `gpu_worker.datacenter` plays it.
+
+BUILTIN_NAMES = ("fifo", "sjf", "gang", "easy", "tiresias", "gandiva")  # gpu_worker.datacenter.policies.BUILTINS
+PolicyMetric = Literal["mean_jct", "p95_jct", "makespan", "utilisation", "jain", "preemptions"]
+HIGHER_IS_BETTER = frozenset({"utilisation", "jain"})
+METRIC_WORDS = {
+    "mean_jct": "mean job completion time",
+    "p95_jct": "95th-percentile job completion time",
+    "makespan": "makespan",
+    "utilisation": "mean GPU utilisation",
+    "jain": "Jain's fairness index",
+    "preemptions": "number of preemptions",
+}
+
+
+class TraceSpec(BaseModel):
+    """One synthetic trace (`gpu_worker.datacenter.trace.synthetic_trace`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    seed: int
+    jobs: int = Field(150, ge=1, le=1000)
+    load: float = Field(0.9, gt=0, le=3)  # offered load: GPU-minutes asked per GPU-minute the cluster has
+
+
+class PolicyGoal(BaseModel):
+    """Yours against a built-in's on every trace: at most `ratio` times it (at least, for higher-is-better)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    metric: PolicyMetric
+    baseline: str  # a built-in policy's name (gpu_worker.datacenter.policies.BUILTINS)
+    ratio: float = Field(1.0, gt=0)
+
+    def met(self, yours: float, theirs: float) -> bool:
+        if self.metric in HIGHER_IS_BETTER:
+            return yours >= self.ratio * theirs
+        return yours <= self.ratio * theirs
+
+    def words(self) -> str:
+        how = "at least" if self.metric in HIGHER_IS_BETTER else "at most"
+        times = "" if self.ratio == 1 else f"{self.ratio:g} x "
+        return f"{METRIC_WORDS[self.metric]} {how} {times}{self.baseline}'s"
+
+
+class PolicySpec(BaseModel):
+    """The cluster, the traces, the rules the learner's policy plays by, and the goals it must meet."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    gpus: int = Field(32, ge=1, le=4096)
+    traces: list[TraceSpec] = Field(min_length=1, max_length=4)
+    preemptive: bool = False  # whether the learner's policy may stop running jobs
+    quantum_minutes: float = Field(30.0, gt=0)  # with preemption, the policy is also asked this often
+    restart_minutes: float = Field(1.0, ge=0)  # what a preempted job loses when it resumes (checkpoint reload)
+    reveal_duration: bool = True  # whether the policy sees each job's true duration (an oracle)
+    goals: list[PolicyGoal] = Field(min_length=1)
+    compare: list[str] = Field(default_factory=lambda: list(BUILTIN_NAMES))  # the built-ins ranked beside yours
+
+    @model_validator(mode="after")
+    def _known_policies(self) -> PolicySpec:
+        unknown = sorted({*self.compare, *(g.baseline for g in self.goals)} - set(BUILTIN_NAMES))
+        if unknown:
+            raise ValueError(f"no built-in policy called {', '.join(unknown)} (there are {', '.join(BUILTIN_NAMES)})")
+        missing = sorted({g.baseline for g in self.goals} - set(self.compare))
+        if missing:
+            raise ValueError(f"a goal's baseline must be compared too: add {', '.join(missing)} to 'compare'")
+        return self
 
 
 class Harness(Model):
@@ -349,3 +440,64 @@ class Result(Model):
         default_factory=list
     )  # gpu_worker.exercise.goals.GoalResult, judged on this backend
     goals_met: bool | None = None  # None: no goal could be judged on this backend
+
+
+# --- the heartbeat: what a worker says about itself, every few seconds, in the broker's Redis --------------
+# `gpu_worker.worker.heartbeat` decides the state and writes the document; the web side
+# (`labs.fleet.heartbeats`) reads it. Defined here, not beside the writer, so that the reader
+# imports none of Celery's worker internals.
+
+STARTING, CALIBRATING, SERVING, OUT_OF_SERVICE = "starting", "calibrating", "serving", "out_of_service"
+
+
+@dataclass(frozen=True)
+class WorkerStatus:
+    """What the heartbeat says about the slice, apart from who the worker is."""
+
+    state: str
+    device: str
+    ceilings: dict[str, float] | None = None
+    anchors: dict[str, float] | None = None
+    measured_at: str | None = None
+    healthy: bool | None = None
+    problems: list[str] = field(default_factory=list)
+    gpu_uuid: str | None = None
+    device_facts: dict[str, Any] | None = None  # the driver's facts (SMs, registers, L2, clocks) for lesson pages
+
+
+def heartbeat_key(prefix: str, name: str) -> str:
+    """The Redis key of worker `name`'s heartbeat, under the broker's key prefix."""
+    return f"{prefix}warplab:worker:{name}"
+
+
+def now_iso() -> str:
+    """Now, in UTC, as the document's `updated_at` writes it."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def heartbeat_document(
+    status: WorkerStatus,
+    *,
+    name: str,
+    queue: str,
+    pool: str,
+    backend: str,
+    slice_kind: str = "",
+    gpu_state: Any = None,
+    gpu_busy: dict[str, float] | None = None,
+) -> dict[str, Any]:
+    """The heartbeat document: who the worker is, its slice, what it measured, and its state (and its GPU's) now;
+    `gpu_busy`, the GPU's timing-lock seconds per wall second over the last minute."""
+    return {
+        "name": name,
+        "queue": queue,
+        "pool": pool,
+        "backend": backend,
+        "slice_kind": slice_kind,
+        "gpu_state": gpu_state,
+        "gpu_busy": gpu_busy,
+        **asdict(status),
+        "updated_at": now_iso(),
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+    }

@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
 
-from labs import fleet_services
+from labs.fleet import services
 from labs.models import (
     Course,
     Exercise,
@@ -123,7 +123,7 @@ class SliceAdmin(admin.ModelAdmin):
         return False
 
     def save_model(self, request, obj: Slice, form, change) -> None:  # only the MIG UUID is edited, and checked
-        fleet_services.set_mig_uuid(obj, obj.mig_uuid)
+        services.set_mig_uuid(obj, obj.mig_uuid)
 
 
 @admin.register(Worker)

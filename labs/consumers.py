@@ -17,9 +17,9 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.contrib import auth
 
-from labs import services, visibility
 from labs.api_input import BadInput, parse_json
 from labs.models import Submission
+from labs.runs import visibility
 
 NOT_ALLOWED = 4403
 TOO_BIG = 1009
@@ -82,16 +82,16 @@ class SubmissionConsumer(AsyncJsonWebsocketConsumer):
     @_db_read
     def _may_view(self, submission_id: int) -> bool:
         submission = Submission.objects.filter(pk=submission_id).only("owner_id").first()
-        return submission is not None and services.can_view(self._current_user(), submission)
+        return submission is not None and visibility.can_view(self._current_user(), submission)
 
     @_db_read
     def _readable_state(self, submission_id: int) -> dict | None:
         submission = Submission.objects.select_related("exercise").filter(pk=submission_id).first()
         user = self._current_user()
-        if submission is None or not services.can_view(user, submission):
+        if submission is None or not visibility.can_view(user, submission):
             return None
         self.staff = visibility.sees_internals(user)  # permissions read the database: here
-        return visibility.state_for(services.submission_state(submission), self.staff)
+        return visibility.state_for(visibility.submission_state(submission), self.staff)
 
     def _current_user(self) -> Any:
         """The viewer as of now: the session of the handshake's cookie read again (a logout elsewhere counts),

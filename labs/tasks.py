@@ -7,7 +7,7 @@ losing the report; the claim is answered through the result backend while the wo
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from labs import services
+from labs.runs import services
 
 # A report that meets a database restart waits for it rather than being lost: about 2 minutes of retries.
 DATABASE_RETRIES = {
@@ -38,7 +38,7 @@ def record_profile(submission_id: int, facts: dict) -> None:
 
 @shared_task(name="labs.claim_run", ignore_result=False)
 def claim_run(submission_id: int, task_id: str) -> dict:
-    """The ledger's answer to a worker about to run a delivery (`labs.ledger.claim`)."""
+    """The ledger's answer to a worker about to run a delivery (`labs.runs.ledger.claim`)."""
     return services.claim_run(submission_id, task_id)
 
 

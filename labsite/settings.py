@@ -113,7 +113,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env("REDIS_URL", default="redis://127.0.0.1:6379/0")
-# Prefix of this site's keys on REDIS_URL: the Channels layer's and the abuse limits' (labs.limits).
+# Prefix of this site's keys on REDIS_URL: the Channels layer's and the abuse limits' (labs.runs.limits).
 CHANNELS_PREFIX = env("CHANNELS_PREFIX", default="warplab")
 # Longer than channels_redis's 5 s blocking pop, short enough to notice a dead Redis.
 CHANNEL_SOCKET_TIMEOUT = 30.0
@@ -137,7 +137,7 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_DEFAULT_QUEUE = "web"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-# The workers' claims on jobs are answered through the result backend (labs.ledger); nothing else keeps results.
+# The workers' claims on jobs are answered through the result backend (labs.runs.ledger); nothing else keeps results.
 CELERY_RESULT_BACKEND = env("CELERY_RESULT_BACKEND", default="") or CELERY_BROKER_URL
 CELERY_RESULT_EXPIRES = 600
 CELERY_BEAT_SCHEDULE = {
@@ -146,11 +146,11 @@ CELERY_BEAT_SCHEDULE = {
 
 # Which queue a run goes to when the exercise names no pool: `sim` (CPU simulator) or `gpu.<pool>`.
 WARPLAB_DEFAULT_QUEUE = env("WARPLAB_DEFAULT_QUEUE", default="sim")
-# A run with no event for this long past its own wall-clock limit is presumed lost (its lease, labs.ledger).
+# A run with no event for this long past its own wall-clock limit is presumed lost (its lease, labs.runs.ledger).
 WARPLAB_LOST_AFTER_SECONDS = env.int("WARPLAB_LOST_AFTER_SECONDS", default=120)
-# Claims a run's job may be granted (labs.ledger); a job redelivered more often ends as an infrastructure error.
+# Claims a run's job may be granted (labs.runs.ledger); a job redelivered more often ends as an infrastructure error.
 WARPLAB_MAX_ATTEMPTS = env.int("WARPLAB_MAX_ATTEMPTS", default=3)
-# Abuse limits (labs.limits): runs per learner per sliding minute; runs a learner may have queued or running
+# Abuse limits (labs.runs.limits): runs per learner per sliding minute; runs a learner may have queued or running
 # at once (0: no limit); queued runs across the lab before a submit is answered 503 (0: no cap).
 WARPLAB_RUNS_PER_MINUTE = env.int("WARPLAB_RUNS_PER_MINUTE", default=20)
 WARPLAB_RUNS_IN_FLIGHT = env.int("WARPLAB_RUNS_IN_FLIGHT", default=1)

@@ -3,7 +3,7 @@
 `Fleet` is one real sim worker (`python -m gpu_worker serve`), started again after each kill of its main
 process; each kill reports how long the killed process's descendants (its pool process, their sandboxes)
 lived on. `audit` reads the runs back from the database: lost, duplicated, left running, verdicts.
-Used by tests/labs/test_chaos_kills_lose_nothing.py (CI size) and bench/chaos.py (full size, with Redis
+Used by tests/labs/runs/test_chaos_kills_lose_nothing.py (CI size) and bench/chaos.py (full size, with Redis
 and PostgreSQL restarts on private servers).
 """
 

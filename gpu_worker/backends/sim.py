@@ -31,35 +31,15 @@ from typing import Any
 
 from gpu_worker.backends import SIM_DEVICE, compile_server, nvcc, ptxas, sass
 from gpu_worker.backends.base import Backend, Compiled, LearnerError
-from gpu_worker.backends.learner_module import ModuleRuleError, import_learner_module
-from gpu_worker.exercise.diagnostics import exception_text, from_exception, from_syntax_error, learner_line
+from gpu_worker.backends.import_errors import import_failure, located
+from gpu_worker.backends.learner_module import import_learner_module
+from gpu_worker.exercise.diagnostics import exception_text, learner_line
 from gpu_worker.exercise.launch import LaunchConfig
 from gpu_worker.protocol import ArgSpec, CompileInfo, Diagnostic, Language
 
 NOT_RUN = "CUDA C++ is compiled and analysed on the simulator backend, not run; it runs on a GPU worker"
 THREAD_STACK_BYTES = 512 * 1024
 ANALYSIS_SECONDS = 120.0
-
-
-def _located(diagnostic: Diagnostic) -> str:
-    return f"line {diagnostic.line}: {diagnostic.message}" if diagnostic.line else diagnostic.message
-
-
-def _import_failure(exc: BaseException, path: Path) -> LearnerError:
-    """Sort an exception raised while the module was imported into the verdict it earns."""
-    if isinstance(exc, SyntaxError):
-        diagnostic = from_syntax_error(exc)
-        return LearnerError("compile_error", _located(diagnostic), [diagnostic])
-    if isinstance(exc, ModuleRuleError):
-        diagnostic = Diagnostic(line=exc.line, column=exc.column, message=exc.message)
-        return LearnerError("compile_error", _located(diagnostic), [diagnostic])
-    diagnostic = from_exception(exc, str(path))
-    if isinstance(exc, MemoryError):
-        diagnostic.message = "MemoryError: out of memory while the module was imported (the job's memory limit)"
-        return LearnerError("runtime_error", _located(diagnostic), [diagnostic])
-    if isinstance(exc, (OSError, SystemExit, KeyboardInterrupt, RecursionError)):
-        return LearnerError("runtime_error", "while importing your module: " + _located(diagnostic), [diagnostic])
-    return LearnerError("compile_error", _located(diagnostic), [diagnostic])
 
 
 class SimBackend(Backend):
@@ -116,7 +96,7 @@ class SimBackend(Backend):
         try:
             module = import_learner_module(path)
         except BaseException as exc:
-            raise _import_failure(exc, path) from None
+            raise import_failure(exc, path) from None
         kernel = getattr(module, entry, None)
         if kernel is None:
             raise LearnerError("rejected", f"your module defines no kernel named {entry!r}")
@@ -158,7 +138,7 @@ class SimBackend(Backend):
         except (Exception, SystemExit) as exc:
             line = learner_line(exc, path)
             diagnostic = Diagnostic(line=line, message=exception_text(exc))
-            raise LearnerError("runtime_error", _located(diagnostic), [diagnostic]) from None
+            raise LearnerError("runtime_error", located(diagnostic), [diagnostic]) from None
 
     def close(self) -> None:
         compile_server.discard_spare()  # a spare's compiler that a CUDA C++ job never needed
@@ -201,7 +181,7 @@ def compile_cuda(source: str, entry: str, args: list[ArgSpec], workdir: Path) ->
     info = CompileInfo(tool=tool, arch="sm_90", diagnostics=diagnostics)
     if ptx is None:
         first = next((d for d in diagnostics if d.severity == "error"), diagnostics[0])
-        raise LearnerError("compile_error", _located(first), diagnostics, info)
+        raise LearnerError("compile_error", located(first), diagnostics, info)
     kernels = ptxas.entries(ptx)
     if entry not in kernels:
         mangled = [k for k in kernels if entry in k]

@@ -25,6 +25,7 @@ import numpy as np
 
 from gpu_worker.backends import compile_server
 from gpu_worker.backends.base import Compiled, LearnerError
+from gpu_worker.backends.import_errors import import_failure, located
 from gpu_worker.backends.learner_module import import_learner_module
 from gpu_worker.exercise.diagnostics import exception_text, learner_line
 from gpu_worker.exercise.launch import LaunchConfig
@@ -79,14 +80,8 @@ class InterpretedKernel:
     interpreted: bool = True
 
 
-def _located(diagnostic: Diagnostic) -> str:
-    return f"line {diagnostic.line}: {diagnostic.message}" if diagnostic.line else diagnostic.message
-
-
 def compile_triton(source: str, entry: str, args: list[ArgSpec], workdir: Path, options: dict[str, Any]) -> Compiled:
     """Compile with Triton in the compile process, import here under the interpreter; LearnerError for theirs."""
-    from gpu_worker.backends.sim import _import_failure
-
     path = workdir / "submission.py"
     path.write_text(source)
     found = compile_server.compile_answer(
@@ -98,7 +93,7 @@ def compile_triton(source: str, entry: str, args: list[ArgSpec], workdir: Path, 
     try:
         module = import_learner_module(path, language="triton")
     except BaseException as exc:
-        raise _import_failure(exc, path) from None
+        raise import_failure(exc, path) from None
     kernel = getattr(module, entry, None)
     if kernel is None or not hasattr(kernel, "__getitem__"):
         raise LearnerError("rejected", f"your module defines no Triton kernel named {entry!r}")
@@ -128,7 +123,7 @@ def launch(handle: InterpretedKernel, args: list[Any], config: LaunchConfig, pat
     except (Exception, SystemExit) as exc:
         cause = exc.__cause__ or exc
         diagnostic = Diagnostic(line=learner_line(cause, path), message=exception_text(cause))
-        raise LearnerError("runtime_error", _located(diagnostic), [diagnostic]) from None
+        raise LearnerError("runtime_error", located(diagnostic), [diagnostic]) from None
 
 
 TRITON_TOOL = "Triton interpreter (CPU)"

@@ -10,7 +10,7 @@ correct but slow sample) or `true`, or one per backend (`{sim: false, cuda: true
 sample the simulator's trace fails and the GPU's clock cannot tell from the reference);
 it is checked on each backend that judges one of the lab's goals (`gpu_worker.exercise.goals`).
 A module folder carries `module.yaml` and, optionally, `lesson.md` (its lesson page,
-rendered by the web side's `labs.lessons`). Both the web app (`sync_labs`) and the
+rendered by the web side's `labs.curriculum.lessons`). Both the web app (`sync_labs`) and the
 worker's command line read labs through this module; a bad folder fails naming
 the file and the field.
 """
@@ -29,7 +29,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from gpu_worker.exercise.formula import FormulaError, check_formula
 from gpu_worker.exercise.goals import BACKENDS as GOAL_BACKENDS
 from gpu_worker.exercise.goals import TRACE_METRICS
-from gpu_worker.protocol import SOURCE_SUFFIX, Backend, ExerciseRef, GoalSpec, Harness, Language, Limits, Verdict
+from gpu_worker.protocol import (
+    SOURCE_SUFFIX,
+    VERDICTS,
+    Backend,
+    ExerciseRef,
+    GoalSpec,
+    Harness,
+    Language,
+    Limits,
+    Verdict,
+)
 
 CONTENT_ENV = "WARPLAB_CONTENT_DIR"
 
@@ -235,7 +245,7 @@ def _read_cases(folder: Path, languages: Sequence[str]) -> list[SampleCase]:
         expected = _read_yaml(expected_path)
         verdict, by_backend = expected.get("verdict"), expected.get("by_backend") or {}
         for where, value in [("verdict", verdict), *((f"by_backend.{k}", v) for k, v in by_backend.items())]:
-            if value not in Verdict.__args__:  # type: ignore[attr-defined]
+            if value not in VERDICTS:
                 raise LabError(f"{expected_path}: field '{where}': {value!r} is not a verdict")
         goals_met = expected.get("goals_met")
         by_backend_goals = goals_met.items() if isinstance(goals_met, dict) else [("", goals_met)]

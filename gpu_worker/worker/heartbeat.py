@@ -4,13 +4,14 @@ A worker is `starting`, `calibrating` (measuring its slice's ceilings before it
 consumes anything), `serving`, or `out_of_service` (its calibration failed, or
 some ceiling is more than 10% under the anchor measured on the same kind of GPU,
 see `gpu_worker.measurement.calibrate.healthy`). `decide` turns a calibration outcome into a
-`Status`; `Heart` writes the heartbeat document as JSON to the broker's Redis at
+`WorkerStatus`; `Heart` writes the heartbeat document (`gpu_worker.protocol.heartbeat_document`,
+where the web side reads its shape) as JSON to the broker's Redis at
 `<broker_prefix>warplab:worker:<name>`, with a TTL of three intervals so a dead
 worker's key goes away by itself, and deletes it on a clean stop. While the
 Celery worker runs, `bootstep` keeps it beating on the worker's own timer.
 Each beat also carries the slice's kind and its GPU's live state through NVML
 (`Heart.probe`, `device_info.live_state`). The web side reads these keys for its
-fleet page and dashboard (`labs.fleet`).
+fleet page and dashboard (`labs.fleet.heartbeats`).
 
 The state also gates work: a probe that fails (NVML no longer answers for the
 slice, or raises) takes a serving worker out of service until it answers again,
@@ -23,14 +24,12 @@ pool process of the job in flight, so Celery puts that job back on the queue
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import json
 import logging
 import os
 import signal
-import socket
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import redis
@@ -39,41 +38,34 @@ from celery.worker import state as worker_state
 
 from gpu_worker.measurement import gpu_busy
 from gpu_worker.measurement.calibrate import CEILING_INFO, anchors_for, healthy
+from gpu_worker.protocol import (
+    CALIBRATING,
+    OUT_OF_SERVICE,
+    SERVING,
+    STARTING,
+    WorkerStatus,
+    heartbeat_document,
+    heartbeat_key,
+)
 
 log = logging.getLogger(__name__)
 
-STARTING, CALIBRATING, SERVING, OUT_OF_SERVICE = "starting", "calibrating", "serving", "out_of_service"
 REDIS_TIMEOUT = 5.0  # seconds a beat may wait for Redis: it runs on the worker's event loop
 #: The ceilings in words, for problems a person reads.
 LABELS = {c.key: c.words for c in CEILING_INFO}
 
 
-@dataclass(frozen=True)
-class Status:
-    """What the heartbeat says about the slice, apart from who the worker is."""
-
-    state: str
-    device: str
-    ceilings: dict[str, float] | None = None
-    anchors: dict[str, float] | None = None
-    measured_at: str | None = None
-    healthy: bool | None = None
-    problems: list[str] = field(default_factory=list)
-    gpu_uuid: str | None = None
-    device_facts: dict[str, Any] | None = None  # the driver's facts (SMs, registers, L2, clocks) for lesson pages
-
-
-def simulator() -> Status:
+def simulator() -> WorkerStatus:
     """A sim worker measures nothing: it serves at once, without ceilings."""
-    return Status(state=SERVING, device="simulator (CPU)", healthy=True)
+    return WorkerStatus(state=SERVING, device="simulator (CPU)", healthy=True)
 
 
-def starting() -> Status:
+def starting() -> WorkerStatus:
     """Before anything is known: the worker is up, its slice not yet measured."""
-    return Status(state=STARTING, device="GPU (not measured yet)")
+    return WorkerStatus(state=STARTING, device="GPU (not measured yet)")
 
 
-def calibrating(previous: Status) -> Status:
+def calibrating(previous: WorkerStatus) -> WorkerStatus:
     """Measuring (again): what the last calibration said stays visible meanwhile."""
     return replace(previous, state=CALIBRATING)
 
@@ -83,18 +75,18 @@ def _in_words(problem: str) -> str:
     return f"{LABELS.get(key, key)}:{rest}" if rest else problem
 
 
-def decide(calibration: dict[str, Any] | None, error: str | None = None) -> Status:
+def decide(calibration: dict[str, Any] | None, error: str | None = None) -> WorkerStatus:
     """From a calibration document (or the error that stopped it): serving, or out of service and why."""
     if calibration is None or error:
         reason = error or "it gave no ceilings"
         problems = [f"calibration failed: {reason}"]
-        return Status(state=OUT_OF_SERVICE, device="GPU (calibration failed)", healthy=False, problems=problems)
+        return WorkerStatus(state=OUT_OF_SERVICE, device="GPU (calibration failed)", healthy=False, problems=problems)
     key = calibration.get("key", {})
     name = key.get("name", "unknown GPU")
     ceilings = dict(calibration.get("ceilings") or {})
     anchors = anchors_for(name)
     ok, problems = healthy(ceilings, anchors, document=calibration)
-    return Status(
+    return WorkerStatus(
         state=SERVING if ok else OUT_OF_SERVICE,
         device=name,
         ceilings=ceilings,
@@ -120,45 +112,7 @@ def _facts(device: Any) -> dict[str, Any] | None:
     return {k: device[k] for k in FACT_KEYS if k in device}
 
 
-def now_iso() -> str:
-    """Now, in UTC, as the document's `updated_at` writes it."""
-    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
-
-
-def document(
-    status: Status,
-    *,
-    name: str,
-    queue: str,
-    pool: str,
-    backend: str,
-    slice_kind: str = "",
-    gpu_state: Any = None,
-    gpu_busy: dict[str, float] | None = None,
-) -> dict[str, Any]:
-    """The heartbeat document: who the worker is, its slice, what it measured, and its state (and its GPU's) now;
-    `gpu_busy`, the GPU's timing-lock seconds per wall second over the last minute."""
-    return {
-        "name": name,
-        "queue": queue,
-        "pool": pool,
-        "backend": backend,
-        "slice_kind": slice_kind,
-        "gpu_state": gpu_state,
-        "gpu_busy": gpu_busy,
-        **asdict(status),
-        "updated_at": now_iso(),
-        "pid": os.getpid(),
-        "host": socket.gethostname(),
-    }
-
-
-def key_for(prefix: str, name: str) -> str:
-    """The Redis key of worker `name`'s heartbeat, under the broker's key prefix."""
-    return f"{prefix}warplab:worker:{name}"
-
-
-def _summary(status: Status) -> str:
+def _summary(status: WorkerStatus) -> str:
     if status.state == CALIBRATING:
         return "measuring this slice's ceilings before consuming anything"
     if status.state == OUT_OF_SERVICE:
@@ -186,12 +140,12 @@ class Heart:
         interval: float,
         slice_kind: str = "",
     ) -> None:
-        self.client, self.key, self.interval, self.prefix = client, key_for(prefix, name), interval, prefix
+        self.client, self.key, self.interval, self.prefix = client, heartbeat_key(prefix, name), interval, prefix
         self.identity = {"name": name, "queue": queue, "pool": pool, "backend": backend, "slice_kind": slice_kind}
         self.status = starting()
         #: Called at every beat for the GPU's live state (`device_info.live_state`); None: no GPU state.
         self.probe: Callable[[], dict[str, Any]] | None = None
-        self._before_probe_failed: Status | None = None  # the serving status a failed probe suspended
+        self._before_probe_failed: WorkerStatus | None = None  # the serving status a failed probe suspended
 
     @classmethod
     def from_url(cls, url: str, **kwargs: Any) -> Heart:
@@ -204,12 +158,12 @@ class Heart:
         """Three intervals: one late or lost beat does not drop the worker from the fleet."""
         return max(1000, int(3000 * self.interval))
 
-    def set(self, status: Status, note: str = "") -> None:
+    def set(self, status: WorkerStatus, note: str = "") -> None:
         """Publish `status` now; a change of state is logged, with `note` after it."""
         self._change(status, note)
         self.beat()
 
-    def _change(self, status: Status, note: str = "") -> None:
+    def _change(self, status: WorkerStatus, note: str = "") -> None:
         """Take `status` as the worker's, logging a change of state; the next beat publishes it."""
         if status.state != self.status.state:
             log.log(
@@ -232,7 +186,7 @@ class Heart:
                 gpu_state = {"nvml": False, "problem": f"NVML failed: {type(exc).__name__}: {exc}"}
             self._judge_probe(gpu_state)
         try:
-            doc = document(self.status, **self.identity, gpu_state=gpu_state, gpu_busy=self._busy())
+            doc = heartbeat_document(self.status, **self.identity, gpu_state=gpu_state, gpu_busy=self._busy())
             self.client.set(self.key, json.dumps(doc), px=self.ttl_ms)
         except redis.RedisError as exc:
             log.warning("heartbeat %s not written: %s", self.key, exc)
@@ -261,7 +215,7 @@ class Heart:
             log.warning("heartbeat %s not deleted (it expires in %d s): %s", self.key, self.ttl_ms // 1000, exc)
 
 
-def probe_failed(status: Status, problem: str) -> Status:
+def probe_failed(status: WorkerStatus, problem: str) -> WorkerStatus:
     """A serving status suspended because the GPU's probe failed."""
     return replace(status, state=OUT_OF_SERVICE, healthy=False, problems=[f"GPU probe failed: {problem}"])
 

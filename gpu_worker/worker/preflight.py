@@ -26,9 +26,10 @@ import threading
 import time
 from typing import Any
 
+from gpu_worker.protocol import WorkerStatus
 from gpu_worker.settings import WorkerSettings
 from gpu_worker.worker import heartbeat
-from gpu_worker.worker.heartbeat import Heart, Status
+from gpu_worker.worker.heartbeat import Heart
 
 
 def _calibrate_once(
@@ -75,7 +76,7 @@ def _ago(seconds: float) -> dt.datetime:
     return dt.datetime.now(dt.UTC) - dt.timedelta(seconds=seconds)
 
 
-def calibrate(heart: Heart, settings: WorkerSettings, refresh: bool = False, background: bool = True) -> Status:
+def calibrate(heart: Heart, settings: WorkerSettings, refresh: bool = False, background: bool = True) -> WorkerStatus:
     """One calibration: the cache of this GPU and driver if young and healthy (unless `refresh`), else measured now.
 
     With `background`, a healthy cache between `calibration_max_age` and `calibration_serve_age` old is
@@ -95,7 +96,7 @@ def calibrate(heart: Heart, settings: WorkerSettings, refresh: bool = False, bac
     return _second_chance(heart, settings, data, error)
 
 
-def _second_chance(heart: Heart, settings: WorkerSettings, data: dict | None, error: str | None) -> Status:
+def _second_chance(heart: Heart, settings: WorkerSettings, data: dict | None, error: str | None) -> WorkerStatus:
     if data is not None and not heartbeat.decide(data).healthy:
         # one low reading is not yet a sick slice: a card hot from earlier work reads its tensor rate
         # up to 12 % low (run 16), so it idles a little and is measured once more
@@ -129,7 +130,7 @@ def _idle(heart: Heart, seconds: float) -> None:
         heart.beat()
 
 
-def calibrate_until_healthy(heart: Heart, settings: WorkerSettings) -> Status:
+def calibrate_until_healthy(heart: Heart, settings: WorkerSettings) -> WorkerStatus:
     """Calibrate; while out of service, keep beating and measure again every `recalibrate_seconds`."""
     refresh = False  # at start the cache may answer; a retry always measures
     while (status := calibrate(heart, settings, refresh)).state != heartbeat.SERVING:

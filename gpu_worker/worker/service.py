@@ -6,7 +6,7 @@ final event travels with the result (`labs.record_result`) so that a viewer who
 is told `done` can already read the stored result. Nothing here imports Django.
 
 Before it runs a delivery the worker claims it from the web side's job ledger
-(`labs.claim_run`, answered through the result backend; `labs.ledger` says
+(`labs.claim_run`, answered through the result backend; `labs.runs.ledger` says
 why): a finished run or one another delivery holds is not run again, a run past
 its attempt cap ends there, and the attempt number the claim grants goes with
 every report, so a lost attempt's stragglers are dropped. With no answer the
@@ -51,7 +51,14 @@ settings = WorkerSettings()
 # p50 through the whole pipeline (docs/benchmarks.md, runs 16 and 17).
 spare.set_default(True)
 
-app = Celery("gpu_worker", broker=settings.broker_url, backend=settings.result_backend or settings.broker_url)
+# Not the process's current app on import: a process that only imports this module (a test session beside the
+# web side's tests) keeps its own current app. The worker makes it current when it starts (`worker_main`).
+app = Celery(
+    "gpu_worker",
+    broker=settings.broker_url,
+    backend=settings.result_backend or settings.broker_url,
+    set_as_current=False,
+)
 app.conf.update(
     task_serializer="json",
     accept_content=["json"],
@@ -97,7 +104,7 @@ class _Reporter:
     def __call__(self, event: Event) -> None:
         payload = event.to_wire()
         payload["seq"] += self.seq_offset
-        if self.final is not None:  # the story ended: the web side would drop it (labs.services.record_event)
+        if self.final is not None:  # the story ended: the web side would drop it (labs.runs.services.record_event)
             log.warning("event %s of submission %s after its final event dropped", payload["type"], self.submission_id)
             return
         self.last_seq = max(self.last_seq, payload["seq"])

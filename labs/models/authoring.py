@@ -11,7 +11,7 @@ class LabDraft(models.Model):
 
     Validation loads it as `sync_labs` would and runs every sample on `sim` against a hidden draft exercise;
     publishing copies it into the live exercise (`slug`) with the next version. Only written by
-    `labs.authoring_services`.
+    `labs.curriculum.authoring`.
     """
 
     author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="lab_drafts")

@@ -1,6 +1,6 @@
 """Courses: who is in them, their assignments with dates and overrides, regrades and feedback.
 
-Only `labs.course_services` writes these; grades are computed from stored runs (`labs.grading`), not stored.
+Only `labs.courses.services` writes these; grades are computed from stored runs (`labs.courses.grading`), not stored.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The fleet as planned: nodes, their GPUs, the slices each GPU is cut into, the pools (queues) and workers.
 
-What is planned here is exported (`labs.fleet_exports`) and started by an admin; the web app never
-changes a GPU. What is live comes from the workers' heartbeats (`labs.fleet`), matched by worker name.
-Every change goes through `labs.fleet_services`, which checks a GPU's whole layout first.
+What is planned here is exported (`labs.fleet.exports`) and started by an admin; the web app never
+changes a GPU. What is live comes from the workers' heartbeats (`labs.fleet.heartbeats`), matched by worker name.
+Every change goes through `labs.fleet.services`, which checks a GPU's whole layout first.
 """
 
 from __future__ import annotations
@@ -42,11 +42,11 @@ class Node(models.Model):
 
 
 class Gpu(models.Model):
-    """A GPU of a node, by CUDA/NVML index; its model is one `labs.mig_profiles` knows."""
+    """A GPU of a node, by CUDA/NVML index; its model is one `labs.fleet.mig_profiles` knows."""
 
     node = models.ForeignKey(Node, on_delete=models.CASCADE, related_name="gpus")
     index = models.PositiveSmallIntegerField()
-    model = models.CharField(max_length=40, help_text="A key of labs.mig_profiles.MODELS, e.g. h200-141gb")
+    model = models.CharField(max_length=40, help_text="A key of labs.fleet.mig_profiles.MODELS, e.g. h200-141gb")
     uuid = models.CharField(max_length=80, blank=True, help_text="GPU-… as nvidia-smi -L prints it")
 
     class Meta:

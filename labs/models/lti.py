@@ -1,7 +1,7 @@
 """LTI 1.3: the platforms (Canvas, Moodle) registered with this tool, the LMS courses linked to ours, the
 resource links launched into our assignments with their grade-service endpoints, and who each LMS user is here.
 
-Written only by `labs.lti_services`.
+Written only by `labs.courses.lti`.
 """
 
 from __future__ import annotations

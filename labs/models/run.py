@@ -3,6 +3,8 @@
 from django.conf import settings
 from django.db import models
 
+from gpu_worker.protocol import VERDICT_LABELS, VERDICTS
+
 
 class Language(models.TextChoices):
     NUMBA = "numba", "CUDA Python (Numba)"
@@ -18,15 +20,9 @@ class Status(models.TextChoices):
     ERROR = "error", "Error"
 
 
-class Verdict(models.TextChoices):
-    ACCEPTED = "accepted", "Accepted"
-    WRONG_ANSWER = "wrong_answer", "Wrong answer"
-    COMPILE_ERROR = "compile_error", "Compile error"
-    RUNTIME_ERROR = "runtime_error", "Runtime error"
-    TIMEOUT = "timeout", "Time limit exceeded"
-    REJECTED = "rejected", "Rejected"
-    NOT_RUN = "not_run", "Compiled, not run"
-    ERROR = "error", "Infrastructure error"
+# The verdicts are the contract's (`gpu_worker.protocol.VERDICTS`, one label each): written there once, so a
+# verdict a worker may send is one the database, the admin and the pages know, by the same words.
+Verdict = models.TextChoices("Verdict", [(v.upper(), (v, VERDICT_LABELS[v])) for v in VERDICTS])
 
 
 class Submission(models.Model):
@@ -46,7 +42,7 @@ class Submission(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     last_event_at = models.DateTimeField(null=True, blank=True)
-    # The job ledger (labs.ledger): the broker may lose or redeliver a job; these say what the database knows.
+    # The job ledger (labs.runs.ledger): the broker may lose or redeliver a job; these say what the database knows.
     attempts = models.PositiveSmallIntegerField(default=0, help_text="Deliveries granted a claim to run this job")
     claimed_task = models.CharField(max_length=64, blank=True, help_text="The Celery task id of the claimed delivery")
     lease_until = models.DateTimeField(null=True, blank=True, help_text="The claimed attempt is presumed lost after")

@@ -1,1 +1,1 @@
-"""Views: HTML pages and the JSON API; both call `labs.services` for any change."""
+"""Views: HTML pages and the JSON API; any change goes through a package's services (`labs.runs.services`, ...)."""

@@ -9,9 +9,10 @@ from functools import wraps
 
 from django.http import HttpRequest, JsonResponse
 
-from labs import openapi, services, visibility
+from labs import openapi
 from labs.api_input import BadInput, query_text, submission_input
 from labs.models import Submission
+from labs.runs import services, visibility
 
 
 def error(message: str, status: int) -> JsonResponse:
@@ -52,20 +53,20 @@ def submissions(request: HttpRequest) -> JsonResponse:
         mine = Submission.objects.filter(owner=request.user).select_related("exercise")
         if slug := query_text(request, "exercise"):
             mine = mine.filter(exercise__slug=slug)
-        return JsonResponse({"submissions": [services.submission_state(s, with_events=False) for s in mine[:50]]})
+        return JsonResponse({"submissions": [visibility.submission_state(s, with_events=False) for s in mine[:50]]})
     run = submission_input(request)
     submission = services.submit_run(
         request.user, run.exercise, run.language, run.source, block_size=run.block_size, sweep=run.sweep
     )
-    return JsonResponse(services.submission_state(submission, with_events=False), status=201)
+    return JsonResponse(visibility.submission_state(submission, with_events=False), status=201)
 
 
 @api_view("GET")
 def submission_detail(request: HttpRequest, submission_id: int) -> JsonResponse:
     submission = Submission.objects.select_related("exercise").filter(pk=submission_id).first()
-    if submission is None or not services.can_view(request.user, submission):
+    if submission is None or not visibility.can_view(request.user, submission):
         return error("No such submission.", 404)
-    state = services.submission_state(submission)
+    state = visibility.submission_state(submission)
     return JsonResponse(visibility.state_for(state, visibility.sees_internals(request.user)))
 
 
@@ -73,7 +74,7 @@ def submission_detail(request: HttpRequest, submission_id: int) -> JsonResponse:
 def submission_profile(request: HttpRequest, submission_id: int) -> JsonResponse:
     """Ask for the Nsight Compute report of an accepted GPU run (its owner, their instructors, admins)."""
     submission = Submission.objects.select_related("exercise").filter(pk=submission_id).first()
-    if submission is None or not services.can_view(request.user, submission):
+    if submission is None or not visibility.can_view(request.user, submission):
         return error("No such submission.", 404)
     if not services.request_profile(submission):
         profile = (submission.result or {}).get("profile")

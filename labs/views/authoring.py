@@ -1,6 +1,6 @@
 """Lab authoring pages: my drafts, a new one (from a zip or a copy of a lab), the editor with validation and
 publishing, and the draft as a zip. Instructors and admins only; every change goes through
-`labs.authoring_services`."""
+`labs.curriculum.authoring`."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
-from labs import authoring_services as authoring
-from labs.course_services import CourseInputError
+from labs.courses.services import CourseInputError
+from labs.curriculum import authoring
 from labs.models import Exercise, LabDraft, Module
 
 TEXT_SUFFIXES = {".yaml", ".yml", ".md", ".py", ".cu", ".txt"}

@@ -1,6 +1,6 @@
 """Module 5's calculators: collectives, pipeline bubble, data- and tensor-parallel communication, memory; all models.
 
-Read-only pages: GET parameters are validated by `labs.calculator_forms`; a
+Read-only pages: GET parameters are validated by `labs.curriculum.calculator_forms`; a
 bad value answers 400 with the field and the reason, and no figure.
 """
 
@@ -8,8 +8,8 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from labs.calculator_forms import bound_forms
-from labs.lessons import multigpu
+from labs.curriculum.calculator_forms import bound_forms
+from labs.curriculum.lessons import multigpu
 
 TITLES = {
     "coll": "Collectives: time and bus bandwidth against message size",

@@ -1,7 +1,7 @@
 """Course pages: my courses, one course (people, groups, assignments), one assignment, and their forms.
 
 A course is invisible (404) to whoever is not in it; a member without the role a change needs gets 403.
-Every change goes through `labs.course_services`; its `CourseInputError` is shown on the page with a 400.
+Every change goes through `labs.courses.services`; its `CourseInputError` is shown on the page with a 400.
 """
 
 from __future__ import annotations
@@ -18,15 +18,15 @@ from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_GET, require_POST
 
 from gpu_worker.exercise.labspec import LabError, find_lab
-from labs import course_access, course_services, grading
-from labs.course_services import CourseInputError, ItemSpec
+from labs.courses import access, grading, services
+from labs.courses.services import CourseInputError, ItemSpec
 from labs.models import Assignment, Course, Exercise, Feedback, LtiPlatform
 from labs.models.course import BoardNames, GradingRule, Role, Selection
 
 
 def course_or_404(user: Any, slug: str) -> Course:
     course = Course.objects.filter(slug=slug).first()
-    if course is None or not course_access.may_see(course, user):
+    if course is None or not access.may_see(course, user):
         raise Http404("No such course.")
     return course
 
@@ -34,7 +34,7 @@ def course_or_404(user: Any, slug: str) -> Course:
 def assignment_or_404(user: Any, slug: str, assignment_slug: str) -> Assignment:
     course = course_or_404(user, slug)
     assignment = Assignment.objects.filter(course=course, slug=assignment_slug).select_related("course").first()
-    if assignment is None or not course_access.may_see_assignment(assignment, user):
+    if assignment is None or not access.may_see_assignment(assignment, user):
         raise Http404("No such assignment.")
     return assignment
 
@@ -72,15 +72,15 @@ def course_list(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         try:
             if request.POST.get("action") == "join":
-                membership = course_services.join_course(request.user, request.POST.get("code", ""))
+                membership = services.join_course(request.user, request.POST.get("code", ""))
                 return redirect("labs:course", membership.course.slug)
-            course = course_services.create_course(request.user, request.POST.get("title", ""), "")
+            course = services.create_course(request.user, request.POST.get("title", ""), "")
             return redirect("labs:course", course.slug)
         except CourseInputError as exc:
             error, status = exc.message, 400
     context = {
-        "courses": course_access.courses_for(request.user),
-        "may_create": course_access.may_create_course(request.user),
+        "courses": access.courses_for(request.user),
+        "may_create": access.may_create_course(request.user),
         "error": error,
     }
     return render(request, "labs/courses/list.html", context, status=status)
@@ -91,17 +91,17 @@ def course_list(request: HttpRequest) -> HttpResponse:
 
 def course_page(request: HttpRequest, course: Course, error: str = "", status: int = 200, **extra) -> HttpResponse:
     user = request.user
-    teaching = course_access.may_teach(course, user)
+    teaching = access.may_teach(course, user)
     context = {
         "course": course,
-        "role": course_access.role_in(course, user) or ("admin" if course_access.is_admin(user) else None),
+        "role": access.role_in(course, user) or ("admin" if access.is_admin(user) else None),
         "teaching": teaching,
-        "running": course_access.may_run(course, user),
-        "assignments": course_access.visible_assignments(course, user),
+        "running": access.may_run(course, user),
+        "assignments": access.visible_assignments(course, user),
         "memberships": course.memberships.select_related("user") if teaching else [],
         "groups": course.groups.prefetch_related("members") if teaching else [],
         "board_choices": BoardNames.choices,
-        "lti_platforms": LtiPlatform.objects.all() if course_access.may_run(course, user) else [],
+        "lti_platforms": LtiPlatform.objects.all() if access.may_run(course, user) else [],
         "lti_contexts": course.lti_contexts.select_related("platform") if teaching else [],
         "error": error,
         **extra,
@@ -121,21 +121,21 @@ def course_people(request: HttpRequest, slug: str) -> HttpResponse:
     course = course_or_404(request.user, slug)
     if request.method != "POST":
         return redirect("labs:course", course.slug)
-    require(course_access.may_run(course, request.user), "Only the course's instructors change its people.")
+    require(access.may_run(course, request.user), "Only the course's instructors change its people.")
     action = request.POST.get("action")
     try:
         if action == "staff":
-            course_services.add_staff(course, request.user, request.POST.get("username", ""), Role.TA)
+            services.add_staff(course, request.user, request.POST.get("username", ""), Role.TA)
         elif action == "roster":
             upload = request.FILES.get("roster")
             text = upload.read().decode("utf-8", errors="replace") if upload else request.POST.get("roster_text", "")
-            report = course_services.enrol_roster(course, request.user, text)
+            report = services.enrol_roster(course, request.user, text)
             return course_page(request, course, roster_report=report)
         elif action == "group":
             names = [n.strip() for n in request.POST.get("members", "").replace("\n", ",").split(",") if n.strip()]
-            course_services.set_group(course, request.user, request.POST.get("name", ""), names)
+            services.set_group(course, request.user, request.POST.get("name", ""), names)
         elif action == "board_names":
-            course_services.set_board_names(course, request.user, request.POST.get("board_names", ""))
+            services.set_board_names(course, request.user, request.POST.get("board_names", ""))
         else:
             raise CourseInputError(f"Unknown action {action!r}.", "action")
     except CourseInputError as exc:
@@ -161,7 +161,7 @@ def _assignment_form(request: HttpRequest, course: Course, error: str = "", stat
 @login_required
 def assignment_new(request: HttpRequest, slug: str) -> HttpResponse:
     course = course_or_404(request.user, slug)
-    require(course_access.may_run(course, request.user), "Only the course's instructors create assignments.")
+    require(access.may_run(course, request.user), "Only the course's instructors create assignments.")
     if request.method != "POST":
         return _assignment_form(request, course)
     post = request.POST
@@ -174,7 +174,7 @@ def assignment_new(request: HttpRequest, slug: str) -> HttpResponse:
             )
             for s in post.getlist("exercise")
         ]
-        assignment = course_services.create_assignment(
+        assignment = services.create_assignment(
             course,
             request.user,
             title=post.get("title", ""),
@@ -212,9 +212,9 @@ def assignment_page(
 ) -> HttpResponse:
     user = request.user
     course = assignment.course
-    teaching = course_access.may_teach(course, user)
+    teaching = access.may_teach(course, user)
     items = list(assignment.items.select_related("exercise", "assignment"))
-    student = course_access.role_in(course, user) == Role.STUDENT
+    student = access.role_in(course, user) == Role.STUDENT
     dates = (
         grading.dates_for(assignment, user)
         if student
@@ -225,7 +225,7 @@ def assignment_page(
         "assignment": assignment,
         "items": items,
         "teaching": teaching,
-        "running": course_access.may_run(course, user),
+        "running": access.may_run(course, user),
         "dates": dates,
         "now": timezone.now(),
         "grades": [grading.grade(item, user, dates) for item in items] if student else [],
@@ -249,9 +249,9 @@ def assignment_detail(request: HttpRequest, slug: str, assignment_slug: str) -> 
 @require_POST
 def assignment_override(request: HttpRequest, slug: str, assignment_slug: str) -> HttpResponse:
     assignment = assignment_or_404(request.user, slug, assignment_slug)
-    require(course_access.may_run(assignment.course, request.user), "Only the course's instructors grant extensions.")
+    require(access.may_run(assignment.course, request.user), "Only the course's instructors grant extensions.")
     try:
-        course_services.set_override(
+        services.set_override(
             assignment,
             request.user,
             student=request.POST.get("student", "").strip(),

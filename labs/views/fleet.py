@@ -6,7 +6,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from labs import fleet
+from labs.fleet import heartbeats
 
 
 @login_required
@@ -15,7 +15,7 @@ def fleet_page(request: HttpRequest) -> HttpResponse:
     if not request.user.is_staff:
         raise PermissionDenied("The fleet page is for staff.")
     try:
-        workers, error = fleet.workers(), ""
+        workers, error = heartbeats.workers(), ""
     except redis.RedisError as exc:  # the page says so rather than failing: the fleet is unknown, not empty
         workers, error = [], f"The broker's Redis did not answer, so the fleet is unknown: {exc}"
     return render(request, "labs/fleet.html", {"workers": workers, "error": error})

@@ -13,9 +13,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
-from labs import fleet
-from labs.fleet_stats import job_time, queue_stats
-from labs.mig_profiles import model_for
+from labs.fleet import heartbeats
+from labs.fleet.mig_profiles import model_for
+from labs.fleet.stats import job_time, queue_stats
 from labs.models import Gpu, Pool, Submission, Worker
 from labs.models.run import Status
 from labs.views.fleet_plan import require_fleet_admin
@@ -76,13 +76,13 @@ def dashboard_page(request: HttpRequest) -> HttpResponse:
     require_fleet_admin(request)
     error = ""
     try:
-        beats = {str(b.get("name")): b for b in fleet.live_beats()}
+        beats = {str(b.get("name")): b for b in heartbeats.live_beats()}
     except redis.RedisError as exc:
         beats, error = {}, f"The broker's Redis did not answer, so what is live is unknown: {exc}"
     pools = list(Pool.objects.all())
     queues = [p.queue for p in pools] + sorted({str(b.get("queue")) for b in beats.values()} - {p.queue for p in pools})
     try:
-        lengths = fleet.queue_lengths(queues) if not error else {}
+        lengths = heartbeats.queue_lengths(queues) if not error else {}
     except redis.RedisError as exc:
         lengths, error = {}, f"The broker's Redis did not answer: {exc}"
     stats = queue_stats(queues)

@@ -1,6 +1,6 @@
 """The planner, for admins: nodes and GPUs, each GPU's layout drawn, what it means for a class, and the exports.
 
-Forms post back here and change the plan only through `labs.fleet_services`; an impossible layout
+Forms post back here and change the plan only through `labs.fleet.services`; an impossible layout
 is shown again with every reason. An export is checked by its tool when downloaded; one that fails
 its check is not offered as a file but as its problems (HTTP 409).
 """
@@ -14,14 +14,14 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
-from labs import fleet_export_checks as checks
-from labs import fleet_exports, fleet_services
-from labs.fleet_capacity import MODEL_WORDS, lane_capacity
-from labs.fleet_drawing import draw
-from labs.fleet_forms import GRAMMAR, ClassForm, GpuForm, LayoutForm, NodeForm, layout_text, parse_layout
-from labs.fleet_plan import LayoutError, share
-from labs.fleet_stats import job_time
-from labs.mig_profiles import MODELS, model_for
+from labs.fleet import export_checks as checks
+from labs.fleet import exports, services
+from labs.fleet.capacity import MODEL_WORDS, lane_capacity
+from labs.fleet.drawing import draw
+from labs.fleet.forms import GRAMMAR, ClassForm, GpuForm, LayoutForm, NodeForm, layout_text, parse_layout
+from labs.fleet.mig_profiles import MODELS, model_for
+from labs.fleet.plan import LayoutError, share
+from labs.fleet.stats import job_time
 from labs.models import Gpu, Node
 
 
@@ -32,7 +32,7 @@ def require_fleet_admin(request: HttpRequest) -> None:
 
 
 def _gpu_view(gpu: Gpu, posted: dict[int, tuple[str, list[str]]]) -> dict:
-    specs = fleet_services.specs_of(gpu)
+    specs = services.specs_of(gpu)
     model = model_for(gpu.model)
     text, problems = posted.get(gpu.pk, (layout_text(specs), []))
     rows = []
@@ -56,7 +56,7 @@ def _class_model(form: ClassForm) -> dict:
     exclusive: list = []
     shared: list = []
     for gpu in Gpu.objects.all():
-        for spec in fleet_services.specs_of(gpu):
+        for spec in services.specs_of(gpu):
             (exclusive if spec.exclusive else shared).append(share(gpu.model, spec))
     return {
         "per_minute": per_minute,
@@ -77,7 +77,7 @@ def _post(request: HttpRequest, posted: dict[int, tuple[str, list[str]]]) -> boo
             if not form.is_valid():
                 messages.error(request, f"The node was not added: {form.errors.as_text()}")
                 return False
-            fleet_services.add_node(form.cleaned_data["name"], form.cleaned_data["hostname"])
+            services.add_node(form.cleaned_data["name"], form.cleaned_data["hostname"])
         elif action == "add-gpu":
             gform = GpuForm(request.POST)
             if not gform.is_valid():
@@ -85,7 +85,7 @@ def _post(request: HttpRequest, posted: dict[int, tuple[str, list[str]]]) -> boo
                 return False
             node = get_object_or_404(Node, name=gform.cleaned_data["node"])
             data = gform.cleaned_data
-            fleet_services.add_gpu(node, data["index"], data["model"], data["uuid"])
+            services.add_gpu(node, data["index"], data["model"], data["uuid"])
         elif action == "layout":
             gpu = get_object_or_404(Gpu, pk=request.POST.get("gpu"))
             text = request.POST.get("layout", "")
@@ -94,12 +94,12 @@ def _post(request: HttpRequest, posted: dict[int, tuple[str, list[str]]]) -> boo
                 posted[gpu.pk] = (text, problems)
                 return False
             try:
-                fleet_services.lay_out(gpu, specs)
+                services.lay_out(gpu, specs)
             except LayoutError as exc:
                 posted[gpu.pk] = (text, exc.problems)
                 return False
         elif action == "remove-gpu":
-            fleet_services.remove_gpu(get_object_or_404(Gpu, pk=request.POST.get("gpu")))
+            services.remove_gpu(get_object_or_404(Gpu, pk=request.POST.get("gpu")))
         else:
             messages.error(request, f"Unknown action {action!r}.")
             return False
@@ -143,7 +143,7 @@ def plan_page(request: HttpRequest) -> HttpResponse:
     return render(request, "labs/fleet_plan.html", context, status=422 if posted else 200)
 
 
-def _check(export: fleet_exports.Export, node: Node | None) -> list[str]:
+def _check(export: exports.Export, node: Node | None) -> list[str]:
     if export.kind == "mig-parted" and node is not None:
         return checks.check_mig_parted(export.text, {g.index: g.model for g in node.gpus.all()})
     return {
@@ -154,7 +154,7 @@ def _check(export: fleet_exports.Export, node: Node | None) -> list[str]:
     }[export.kind](export.text)
 
 
-def _download(export: fleet_exports.Export, node: Node | None) -> HttpResponse:
+def _download(export: exports.Export, node: Node | None) -> HttpResponse:
     problems = _check(export, node)
     if problems:
         body = f"The {export.kind} export failed its check ({checks.VALIDATORS[export.kind]}):\n" + "\n".join(problems)
@@ -169,7 +169,7 @@ def _download(export: fleet_exports.Export, node: Node | None) -> HttpResponse:
 def export_node(request: HttpRequest, node: str, kind: str) -> HttpResponse:
     require_fleet_admin(request)
     found = get_object_or_404(Node, name=node)
-    make = fleet_exports.NODE_EXPORTS.get(kind)
+    make = exports.NODE_EXPORTS.get(kind)
     if make is None:
         raise Http404(f"No export called {kind}.")
     return _download(make(found), found)
@@ -178,7 +178,7 @@ def export_node(request: HttpRequest, node: str, kind: str) -> HttpResponse:
 @login_required
 def export_kubernetes(request: HttpRequest) -> HttpResponse:
     require_fleet_admin(request)
-    export = fleet_exports.kubernetes()
+    export = exports.kubernetes()
     if not export.text:
         return HttpResponse("No pool has slices yet: nothing to deploy.", status=409, content_type="text/plain")
     return _download(export, None)

@@ -9,8 +9,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from labs import course_access, course_services, gradebook, grading, integrity, leaderboard
-from labs.course_services import CourseInputError
+from labs.courses import access, gradebook, grading, integrity, leaderboard, services
+from labs.courses.services import CourseInputError
 from labs.models import Assignment, Feedback, Regrade
 from labs.models.course import Role
 from labs.views.courses import assignment_or_404, course_or_404, require
@@ -20,7 +20,7 @@ from labs.views.courses import assignment_or_404, course_or_404, require
 @require_GET
 def gradebook_page(request: HttpRequest, slug: str) -> HttpResponse:
     course = course_or_404(request.user, slug)
-    require(course_access.may_teach(course, request.user), "The gradebook is for the course's staff.")
+    require(access.may_teach(course, request.user), "The gradebook is for the course's staff.")
     items = gradebook.items_of(course)
     context = {
         "course": course,
@@ -35,7 +35,7 @@ def gradebook_page(request: HttpRequest, slug: str) -> HttpResponse:
 @require_GET
 def gradebook_csv(request: HttpRequest, slug: str, lms: str) -> HttpResponse:
     course = course_or_404(request.user, slug)
-    require(course_access.may_teach(course, request.user), "The gradebook is for the course's staff.")
+    require(access.may_teach(course, request.user), "The gradebook is for the course's staff.")
     if lms not in gradebook.LMS_FORMATS:
         raise Http404("Export formats: canvas, moodle.")
     response = HttpResponse(gradebook.export_csv(course, lms), content_type="text/csv; charset=utf-8")
@@ -45,7 +45,7 @@ def gradebook_csv(request: HttpRequest, slug: str, lms: str) -> HttpResponse:
 
 def _student_or_404(assignment: Assignment, username: str) -> User:
     student = User.objects.filter(username=username).first()
-    if student is None or course_access.role_in(assignment.course, student) != Role.STUDENT:
+    if student is None or access.role_in(assignment.course, student) != Role.STUDENT:
         raise Http404("No such student in this course.")
     return student
 
@@ -69,11 +69,11 @@ def _student_page(request, assignment: Assignment, student: User, error: str = "
 def student_runs(request: HttpRequest, slug: str, assignment_slug: str, username: str) -> HttpResponse:
     """Every run of one student on the assignment, with its code, events and figures; POST: a feedback comment."""
     assignment = assignment_or_404(request.user, slug, assignment_slug)
-    require(course_access.may_teach(assignment.course, request.user), "A student's runs are for the course's staff.")
+    require(access.may_teach(assignment.course, request.user), "A student's runs are for the course's staff.")
     student = _student_or_404(assignment, username)
     if request.method == "POST":
         try:
-            course_services.add_feedback(
+            services.add_feedback(
                 assignment, request.user, student, request.POST.get("text", ""), request.POST.get("submission")
             )
         except CourseInputError as exc:
@@ -101,8 +101,8 @@ def leaderboard_page(request: HttpRequest, slug: str, assignment_slug: str) -> H
 @require_POST
 def regrade_start(request: HttpRequest, slug: str, assignment_slug: str) -> HttpResponse:
     assignment = assignment_or_404(request.user, slug, assignment_slug)
-    require(course_access.may_run(assignment.course, request.user), "Only the course's instructors regrade.")
-    regrade = course_services.start_regrade(assignment, request.user)
+    require(access.may_run(assignment.course, request.user), "Only the course's instructors regrade.")
+    regrade = services.start_regrade(assignment, request.user)
     return redirect("labs:regrade", slug, assignment_slug, regrade.pk)
 
 
@@ -111,7 +111,7 @@ def regrade_start(request: HttpRequest, slug: str, assignment_slug: str) -> Http
 def regrade_page(request: HttpRequest, slug: str, assignment_slug: str, regrade_id: int) -> HttpResponse:
     """Each re-executed run: its score and device before and after, and the harness version it ran with."""
     assignment = assignment_or_404(request.user, slug, assignment_slug)
-    require(course_access.may_teach(assignment.course, request.user), "Regrades are for the course's staff.")
+    require(access.may_teach(assignment.course, request.user), "Regrades are for the course's staff.")
     regrade = Regrade.objects.filter(assignment=assignment, pk=regrade_id).first()
     if regrade is None:
         raise Http404("No such regrade.")
@@ -131,7 +131,7 @@ def regrade_page(request: HttpRequest, slug: str, assignment_slug: str, regrade_
 @require_GET
 def integrity_page(request: HttpRequest, slug: str, assignment_slug: str) -> HttpResponse:
     assignment = assignment_or_404(request.user, slug, assignment_slug)
-    require(course_access.may_teach(assignment.course, request.user), "Code similarity is for the course's staff.")
+    require(access.may_teach(assignment.course, request.user), "Code similarity is for the course's staff.")
     found = [(item, integrity.pairs(item)) for item in assignment.items.select_related("exercise", "assignment")]
     return render(
         request, "labs/courses/integrity.html", {"course": assignment.course, "assignment": assignment, "found": found}

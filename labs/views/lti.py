@@ -14,8 +14,8 @@ from pylti1p3.contrib.django import DjangoMessageLaunch, DjangoOIDCLogin
 from pylti1p3.contrib.django.launch_data_storage.cache import DjangoCacheDataStorage
 from pylti1p3.exception import LtiException, LtiServiceException, OIDCException
 
-from labs import course_access, lti_services
-from labs.course_services import CourseInputError
+from labs.courses import access, lti
+from labs.courses.services import CourseInputError
 from labs.models import LtiPlatform
 from labs.views.courses import assignment_or_404, assignment_page, course_or_404, course_page, require
 
@@ -37,7 +37,7 @@ def _storage() -> DjangoCacheDataStorage:
 def oidc_login(request: HttpRequest) -> HttpResponse:
     """The platform's third-party initiated login: redirect to its authorisation endpoint with state and nonce."""
     try:
-        oidc = DjangoOIDCLogin(request, lti_services.tool_conf(), launch_data_storage=_storage())
+        oidc = DjangoOIDCLogin(request, lti.tool_conf(), launch_data_storage=_storage())
         return oidc.redirect(request.build_absolute_uri(reverse("labs:lti_launch")))
     except (OIDCException, LtiException) as exc:
         return _refused(request, f"The LTI login could not start: {exc}", 400)
@@ -47,13 +47,13 @@ def oidc_login(request: HttpRequest) -> HttpResponse:
 @require_POST
 def launch(request: HttpRequest) -> HttpResponse:
     """The platform posts a signed id_token: validate it, provision the user and open the assignment."""
-    message = DjangoMessageLaunch(request, lti_services.tool_conf(), launch_data_storage=_storage())
+    message = DjangoMessageLaunch(request, lti.tool_conf(), launch_data_storage=_storage())
     try:
         data = message.get_launch_data()
-        launched = lti_services.record_launch(data)
+        launched = lti.record_launch(data)
     except LtiException as exc:
         return _refused(request, f"The LTI launch is not valid: {exc}", 400)
-    except lti_services.LaunchRefused as exc:
+    except lti.LaunchRefused as exc:
         return _refused(request, str(exc), 403)
     login(request, launched.user, backend=SESSION_BACKEND)
     return redirect("labs:assignment", launched.assignment.course.slug, launched.assignment.slug)
@@ -61,7 +61,7 @@ def launch(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def jwks(request: HttpRequest) -> JsonResponse:
-    return JsonResponse(lti_services.jwks())
+    return JsonResponse(lti.jwks())
 
 
 @login_required
@@ -69,16 +69,16 @@ def jwks(request: HttpRequest) -> JsonResponse:
 def course_lti(request: HttpRequest, slug: str) -> HttpResponse:
     """Link an LMS course to this one, or enrol the roster the linked LMS courses list."""
     course = course_or_404(request.user, slug)
-    require(course_access.may_run(course, request.user), "Only the course's instructors manage its LMS links.")
+    require(access.may_run(course, request.user), "Only the course's instructors manage its LMS links.")
     try:
         if request.POST.get("action") == "sync":
-            enrolled = lti_services.sync_roster(course, request.user)
+            enrolled = lti.sync_roster(course, request.user)
             names = ", ".join(enrolled) or "nobody new"
             return course_page(request, course, lti_message=f"Enrolled from the LMS: {names}.")
         platform = LtiPlatform.objects.filter(pk=request.POST.get("platform") or 0).first()
         if platform is None:
             raise CourseInputError("Pick a registered LMS platform.", "platform")
-        lti_services.link_context(course, request.user, platform, request.POST.get("context_id", ""))
+        lti.link_context(course, request.user, platform, request.POST.get("context_id", ""))
     except CourseInputError as exc:
         return course_page(request, course, error=exc.message, status=400)
     except (LtiServiceException, LtiException, OSError) as exc:
@@ -91,9 +91,9 @@ def course_lti(request: HttpRequest, slug: str) -> HttpResponse:
 def assignment_lti_grades(request: HttpRequest, slug: str, assignment_slug: str) -> HttpResponse:
     """Send each LMS student's total on this assignment back to the LMS's line item."""
     assignment = assignment_or_404(request.user, slug, assignment_slug)
-    require(course_access.may_run(assignment.course, request.user), "Only the course's instructors send grades.")
+    require(access.may_run(assignment.course, request.user), "Only the course's instructors send grades.")
     try:
-        sent = lti_services.passback_grades(assignment, request.user)
+        sent = lti.passback_grades(assignment, request.user)
     except (LtiServiceException, LtiException, OSError) as exc:
         return assignment_page(request, assignment, error=f"The LMS did not take the grades: {exc}", status=502)
     return assignment_page(request, assignment, lti_message=f"Sent {sent} grade(s) to the LMS.")

@@ -7,10 +7,11 @@ from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 
-from labs import fleet, languages, progress
-from labs.lessons import LessonContext, render_lesson
+from labs.curriculum.lessons import LessonContext, render_lesson
+from labs.fleet import heartbeats, languages
 from labs.models import Exercise, Module
 from labs.models.run import Language
+from labs.runs import progress
 
 
 @login_required
@@ -24,7 +25,7 @@ def module_detail(request: HttpRequest, slug: str) -> HttpResponse:
     """The module's lesson, its figures built now (the machine you are on is whatever GPU worker is live)."""
     module = get_object_or_404(Module, slug=slug)
     try:
-        workers = fleet.workers()
+        workers = heartbeats.workers()
     except redis.RedisError:  # the lesson still reads without a fleet: its figures say "datasheets only"
         workers = []
     lesson = render_lesson(module.lesson, LessonContext(workers=workers))

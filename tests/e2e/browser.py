@@ -6,7 +6,7 @@ from channels.testing import ChannelsLiveServerTestCase
 from django.db import connection
 from playwright.sync_api import Page, sync_playwright
 
-from labs import services
+from labs.curriculum.services import sync_labs
 from tests import processes
 from tests.conftest import chromium_path
 from tests.labs.factories import PASSWORD, make_student
@@ -46,7 +46,7 @@ class BrowserTestCase(ChannelsLiveServerTestCase):
         super().tearDownClass()
 
     def setUp(self) -> None:
-        services.sync_labs()
+        sync_labs()
         self.alice = make_student("alice")
         self.context = self.browser.new_context()
         self.page = self.context.new_page()

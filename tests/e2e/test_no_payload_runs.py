@@ -14,13 +14,14 @@ from django.contrib.auth.models import User
 from django.test import Client
 from playwright.sync_api import sync_playwright
 
-from labs import course_services, services
-from labs.markdown import render_markdown
+from labs.courses import services
+from labs.curriculum.markdown import render_markdown
+from labs.curriculum.services import sync_labs
 from labs.models import Exercise, Submission, SubmissionEvent
 from labs.models.run import Status
 from tests.conftest import chromium_path
 from tests.e2e.browser import CHROMIUM_ARGS
-from tests.labs.course_factories import make_assignment, make_course
+from tests.labs.courses.factories import make_assignment, make_course
 from tests.labs.factories import make_admin, make_instructor, make_student
 
 RUN = "window.__xss=(window.__xss||0)+1"
@@ -88,7 +89,7 @@ class NoPayloadRunsTests(ChannelsLiveServerTestCase):
         assert (ran, parsed, self.dialogs) == (0, 0, []), where
 
     def test_sixty_payloads_render_as_text_everywhere(self):
-        services.sync_labs()
+        sync_labs()
         self.dialogs: list[str] = []
         text = "\n".join(PAYLOADS)
         exercise = Exercise.objects.get(slug="vector-add")
@@ -101,7 +102,7 @@ class NoPayloadRunsTests(ChannelsLiveServerTestCase):
         course = make_course(ian, title=PAYLOADS[1][:100], students=(alice,))
         assignment = make_assignment(course, ian)
         for named in names:
-            course_services.join_course(named, course.join_code)
+            services.join_course(named, course.join_code)
         run = Submission.objects.create(
             owner=alice,
             exercise=exercise,

@@ -16,6 +16,7 @@ import time
 import redis
 from celery import Celery
 
+from gpu_worker import protocol
 from gpu_worker.worker import heartbeat
 
 BROKER, PREFIX, QUEUE = sys.argv[1:4] if __name__ == "__main__" else ("redis://", "", "gate")
@@ -47,7 +48,7 @@ if __name__ == "__main__":
         client, prefix=PREFIX, name="gate@test", queue=QUEUE, pool="test", backend="cuda", interval=0.3
     )
     heart.probe = probe
-    heart.set(heartbeat.Status(state=heartbeat.SERVING, device="a test GPU", healthy=True))
+    heart.set(protocol.WorkerStatus(state=protocol.SERVING, device="a test GPU", healthy=True))
     app.steps["worker"].add(heartbeat.bootstep(heart))
     app.worker_main(["worker", "-Q", QUEUE, "-P", "prefork", "-c", "1", "-n", "gate@test", "--without-gossip",
                      "--without-mingle", "--loglevel", "INFO"])  # fmt: skip

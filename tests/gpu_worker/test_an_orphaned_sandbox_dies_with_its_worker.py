@@ -3,7 +3,8 @@
 A real process (standing in for a worker's pool process) starts a spare sandbox, which imports its backend and
 waits for a request; the test kills that process with SIGKILL and watches every process below it. With
 bubblewrap, `--die-with-parent`; without it (unshare), the child's PR_SET_PDEATHSIG (`sandbox.die_with_parent`).
-The same is checked under Celery, for the main and the pool process, in tests/labs/test_chaos_kills_lose_nothing.py.
+The same is checked under Celery, for the main and the pool process, in
+tests/labs/runs/test_chaos_kills_lose_nothing.py.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ import json
 import os
 import socket
 
+from gpu_worker import protocol
 from gpu_worker.measurement import calibrate
 from gpu_worker.worker import heartbeat
 
@@ -66,7 +67,7 @@ def test_calibrating_again_keeps_what_the_last_calibration_said():
 
 
 def test_the_heartbeat_document_names_the_worker_and_its_state():
-    doc = heartbeat.document(
+    doc = protocol.heartbeat_document(
         heartbeat.decide(_calibration()),
         name="gpu.h200.full@box",
         queue="gpu.h200.full",
@@ -82,9 +83,9 @@ def test_the_heartbeat_document_names_the_worker_and_its_state():
 
 
 def test_a_simulator_serves_without_ceilings():
-    doc = heartbeat.document(heartbeat.simulator(), name="sim@box", queue="sim", pool="sim", backend="sim")
+    doc = protocol.heartbeat_document(heartbeat.simulator(), name="sim@box", queue="sim", pool="sim", backend="sim")
     assert doc["state"] == "serving" and doc["ceilings"] is None and doc["device"] == "simulator (CPU)"
 
 
 def test_the_key_carries_the_broker_prefix():
-    assert heartbeat.key_for("warplab-test-1-", "sim@box") == "warplab-test-1-warplab:worker:sim@box"
+    assert protocol.heartbeat_key("warplab-test-1-", "sim@box") == "warplab-test-1-warplab:worker:sim@box"

@@ -6,6 +6,7 @@ import json
 
 import redis
 
+from gpu_worker import protocol
 from gpu_worker.measurement import device_info
 from gpu_worker.worker import heartbeat
 
@@ -25,7 +26,7 @@ def test_each_beat_carries_the_slice_kind_and_what_the_probe_read(broker_prefix,
         heart = _heart(client, broker_prefix)
         heart.probe = lambda: device_info.live_state(device_info.Nvml(uuid="GPU-not-on-this-machine"))
         heart.beat()
-        doc = json.loads(client.get(heartbeat.key_for(broker_prefix, "gpu.h200.mps30@n1")))
+        doc = json.loads(client.get(protocol.heartbeat_key(broker_prefix, "gpu.h200.mps30@n1")))
     assert doc["slice_kind"] == "mps"
     mps = doc["gpu_state"]["mps"]
     assert mps == {
@@ -43,7 +44,7 @@ def test_a_probe_that_raises_costs_the_gpu_state_not_the_beat(broker_prefix):
         heart = _heart(client, broker_prefix)
         heart.probe = broken
         heart.beat()
-        doc = json.loads(client.get(heartbeat.key_for(broker_prefix, "gpu.h200.mps30@n1")))
+        doc = json.loads(client.get(protocol.heartbeat_key(broker_prefix, "gpu.h200.mps30@n1")))
     assert doc["gpu_state"] == {"nvml": False, "problem": "NVML failed: RuntimeError: NVML_ERROR_GPU_IS_LOST"}
 
 

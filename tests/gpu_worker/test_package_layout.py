@@ -18,7 +18,7 @@ BASE = {"protocol", "settings"}
 BELOW_ISOLATION = {"backends", "measurement", "science", "exercise", *BASE}
 # what each part of gpu_worker may import of gpu_worker, as its package docstring says
 MAY_IMPORT: dict[str, set[str]] = {
-    "protocol": {"datacenter.spec"},  # a job may carry a scheduling policy's settings
+    "protocol": set(),  # the contract: a scheduling policy's settings and the heartbeat document live in it
     "settings": set(),
     "exercise": {"protocol"},
     "science": {"exercise", "protocol"},
@@ -82,8 +82,8 @@ def test_a_module_imports_only_what_its_package_may(path: Path):
 def test_the_layout_check_catches_an_upward_import():
     assert not _allowed("exercise", "measurement.timing")
     assert not _allowed("measurement", "isolation.sandbox")
-    assert _allowed("isolation", "measurement.timing") and _allowed("protocol", "datacenter.spec")
-    assert not _allowed("protocol", "datacenter.runner")
+    assert _allowed("isolation", "measurement.timing") and _allowed("datacenter", "protocol")
+    assert not _allowed("protocol", "datacenter.spec") and not _allowed("backends", "worker.heartbeat")
 
 
 @pytest.mark.parametrize("package", sorted(p.parent.name for p in ROOT.glob("*/__init__.py")))
@@ -92,3 +92,12 @@ def test_each_package_says_what_it_owns_and_may_import(package: str):
     assert "import" in doc.lower() and len(doc) > 200, (
         f"gpu_worker/{package}/__init__.py: say what it owns and may import"
     )
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_nothing_of_gpu_worker_imports_the_web_side_or_django(path: Path):
+    tree = ast.parse(path.read_text())
+    names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    names |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module and not n.level}
+    wrong = sorted(n for n in names if n.split(".")[0] in ("labs", "labsite", "django", "channels"))
+    assert not wrong, f"gpu_worker/{path.relative_to(ROOT)} imports {wrong}: the execution service holds no Django"

@@ -12,6 +12,7 @@ import threading
 import pytest
 from django.conf import settings as django_settings
 
+from gpu_worker import protocol
 from gpu_worker.measurement import calibrate
 from gpu_worker.settings import WorkerSettings
 from gpu_worker.worker import heartbeat, preflight
@@ -118,5 +119,5 @@ def test_a_sick_background_measurement_takes_the_serving_worker_out_of_service(r
     assert preflight.calibrate(heart, SETTINGS).state == heartbeat.SERVING
     _background_remeasure().join(timeout=10)
     assert calls == [(False, True), (True, False), (True, False)], "a low reading gets its second chance"
-    published = json.loads(heart.client.get(heartbeat.key_for(broker_prefix, "gpu.test@here")))
+    published = json.loads(heart.client.get(protocol.heartbeat_key(broker_prefix, "gpu.test@here")))
     assert published["state"] == heartbeat.OUT_OF_SERVICE and any("BF16" in p for p in published["problems"])

@@ -10,6 +10,7 @@ import pytest
 import redis
 from django.conf import settings
 
+from gpu_worker import protocol
 from gpu_worker.measurement import gpu_busy
 from gpu_worker.worker import heartbeat
 
@@ -52,7 +53,7 @@ def test_a_gpu_worker_s_heartbeat_carries_its_gpu_s_duty_cycle(client, broker_pr
     calibration = {"key": {"name": "NVIDIA H100 80GB HBM3", "uuid": UUID}, "ceilings": {"copy_bytes_per_s": 3e12}}
     gpu_busy.record(client, broker_prefix, UUID, 9.0, now=time.time() - 20)
     heart.set(heartbeat.decide(calibration))
-    document = json.loads(client.get(heartbeat.key_for(broker_prefix, "gpu.h100@n1")))
+    document = json.loads(client.get(protocol.heartbeat_key(broker_prefix, "gpu.h100@n1")))
     assert document["gpu_busy"]["window_seconds"] == 60
     assert document["gpu_busy"]["lock_held_seconds"] == pytest.approx(9.0)
 
@@ -61,5 +62,5 @@ def test_a_simulator_s_heartbeat_has_no_gpu_to_be_busy(client, broker_prefix):
     heart = heartbeat.Heart(client, prefix=broker_prefix, name="sim@n1", queue="sim", pool="sim", backend="sim",
                             interval=10)  # fmt: skip
     heart.set(heartbeat.simulator())
-    document = json.loads(client.get(heartbeat.key_for(broker_prefix, "sim@n1")))
+    document = json.loads(client.get(protocol.heartbeat_key(broker_prefix, "sim@n1")))
     assert document["gpu_busy"] is None

@@ -2,7 +2,7 @@
 
 import pytest
 
-from labs import services
+from labs.curriculum.services import sync_labs
 from tests.labs.factories import make_admin, make_instructor, make_student
 
 
@@ -14,7 +14,7 @@ def fast_password_hashing(settings):
 
 @pytest.fixture
 def labs_loaded(db):
-    services.sync_labs()
+    sync_labs()
 
 
 @pytest.fixture
@@ -43,7 +43,7 @@ def labs_once(django_db_setup, django_db_blocker):
     from labs.models import Exercise, Module
 
     with django_db_blocker.unblock():
-        services.sync_labs()
+        sync_labs()
     yield
     with django_db_blocker.unblock():
         Exercise.objects.all().delete()

@@ -6,7 +6,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from gpu_worker.protocol import Result
-from labs import services
+from labs import accounts
 from labs.models import Exercise, Submission
 from labs.models.run import Status
 
@@ -15,13 +15,13 @@ PASSWORD = "correct-horse-battery"
 
 def make_student(username: str = "alice") -> User:
     user = User.objects.create_user(username, password=PASSWORD)
-    user.groups.add(services.ensure_roles()[services.STUDENTS])
+    user.groups.add(accounts.ensure_roles()[accounts.STUDENTS])
     return user
 
 
 def make_instructor(username: str = "ian") -> User:
     user = User.objects.create_user(username, password=PASSWORD, is_staff=True)
-    user.groups.add(services.ensure_roles()[services.INSTRUCTORS])
+    user.groups.add(accounts.ensure_roles()[accounts.INSTRUCTORS])
     return user
 
 

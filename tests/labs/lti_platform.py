@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlparse
 import jwt
 from pylti1p3.registration import Registration
 
-from labs.lti_services import new_key_pair
+from labs.courses.lti import new_key_pair
 
 LTI = "https://purl.imsglobal.org/spec/lti/claim/"
 LEARNER = "http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"

@@ -13,9 +13,9 @@ from django.contrib.auth.models import AnonymousUser
 from django.middleware.csrf import get_token
 from django.test import Client, RequestFactory
 
-from labs import services
 from labs.models import Submission
 from labs.models.run import Status
+from labs.runs import services
 from labsite.asgi import application
 from tests.labs.factories import client_for
 

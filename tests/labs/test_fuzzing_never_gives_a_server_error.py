@@ -13,8 +13,8 @@ from channels.testing import WebsocketCommunicator
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from labs import services
 from labs.models import Submission
+from labs.runs import services
 from labsite.asgi import application
 from tests.labs.factories import client_for
 

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from schemathesis import GenerationMode
 from schemathesis.specs.openapi import checks as openapi_checks
 
-from labs import services
+from labs.runs import services
 from tests.labs.factories import client_for
 
 # Examples per operation and mode: 4 operations x 2 modes.

@@ -8,7 +8,7 @@ from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import Permission
 
-from labs import services
+from labs.runs import services
 from labsite.asgi import application
 from labsite.guards import origin_allowed
 

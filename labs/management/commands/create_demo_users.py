@@ -5,7 +5,8 @@ import secrets
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from labs import course_services, services
+from labs import accounts
+from labs.courses import services
 
 
 class Command(BaseCommand):
@@ -16,8 +17,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, password=None, **options):
         password = password or settings.LAB_DEMO_PASSWORD or secrets.token_urlsafe(9)
-        users = services.ensure_demo_users(password)
+        users = accounts.ensure_demo_users(password)
         by_name = {u.get_username(): u for u in users}
-        course = course_services.ensure_demo_course(by_name["instructor"], by_name["ta"], by_name["student"])
+        course = services.ensure_demo_course(by_name["instructor"], by_name["ta"], by_name["student"])
         names = ", ".join(u.get_username() for u in users)
         self.stdout.write(f"demo accounts: {names}; password: {password}; demo course: /courses/{course.slug}/")

@@ -3,8 +3,8 @@
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError
 
-from labs import lti_services
-from labs.course_services import CourseInputError
+from labs.courses import lti
+from labs.courses.services import CourseInputError
 
 
 class Command(BaseCommand):
@@ -25,7 +25,7 @@ class Command(BaseCommand):
         if admin is None:
             raise CommandError(f"no admin called {o['as_admin']!r}")
         try:
-            platform = lti_services.register_platform(
+            platform = lti.register_platform(
                 admin,
                 name=o["name"],
                 issuer=o["issuer"],

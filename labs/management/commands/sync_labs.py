@@ -3,7 +3,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from gpu_worker.exercise.labspec import LabError
-from labs import services
+from labs.curriculum.services import sync_labs
 
 
 class Command(BaseCommand):
@@ -14,7 +14,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, content=None, **options):
         try:
-            report = services.sync_labs(content)
+            report = sync_labs(content)
         except LabError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(

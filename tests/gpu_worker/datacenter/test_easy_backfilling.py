@@ -7,8 +7,8 @@ import pytest
 from gpu_worker.datacenter.metrics import measure
 from gpu_worker.datacenter.policies import BUILTINS, easy, fifo, gang, shadow_time
 from gpu_worker.datacenter.simulate import Rules, simulate
-from gpu_worker.datacenter.spec import BUILTIN_NAMES
 from gpu_worker.datacenter.trace import TraceJob, synthetic_trace
+from gpu_worker.protocol import BUILTIN_NAMES
 
 # 8 GPUs. Job 0 holds 5 until minute 10, so the head, job 1 (6 GPUs), can start at 10 (its shadow time)
 # with 2 GPUs to spare (the extra GPUs). Three jobs could use the 3 free GPUs before then:
