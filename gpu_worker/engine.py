@@ -11,6 +11,13 @@ occupancy graphs from the compiled resources, before the kernel runs), then one
 `check` per size and output, a second `compiled` with the SASS (the PTX too on a
 GPU: listings are made after the run, so they delay no figure), then `done` with
 the verdict, or `error` when the failure is ours (infrastructure), not the learner's.
+
+A job runs in three phases, any of which may end it: `_start` (the device, the
+precheck, the runs of `exercise.plan`, the sandbox's description, `started`),
+`_run` (the sandboxed child, its messages judged as they arrive by `_Judge`) and
+`_report` (the verdict, the figures, the goals). Every job ends the one way the
+scheduling runner's do too, `protocol.Outcome.finish`: the result held to its
+size limit, then the final event, and nothing after it.
 """
 
 from __future__ import annotations
@@ -19,32 +26,38 @@ import contextlib
 import itertools
 import math
 import os
-import re
 import socket
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 from pydantic import ValidationError
 
 from gpu_worker import profiling
 from gpu_worker.backends import compile_cache, device_name, ptxas
-from gpu_worker.exercise import checker, goals
+from gpu_worker.exercise import checker, goals, plan
 from gpu_worker.exercise.formula import FormulaError, array_value
 from gpu_worker.exercise.inputs import input_arrays, job_seed, shape_of
-from gpu_worker.exercise.launch import LaunchRejected, resolve_launch
+from gpu_worker.exercise.launch import LaunchRejected
+from gpu_worker.exercise.plan import is_sweep
 from gpu_worker.figures import analysis
 from gpu_worker.figures.sweep import block_sweep_figure, sweep_figure
 from gpu_worker.isolation import sandbox, spare, uid_pool, wire
-from gpu_worker.isolation.message_budget import RESULT_BYTES, Budget, OverBudget
+from gpu_worker.isolation.message_budget import Budget, OverBudget, max_message_bytes
 from gpu_worker.isolation.wire import WireError, WireOverflow
 from gpu_worker.measurement.gpu_lock import open_worker_lock_fd
 from gpu_worker.measurement.gpu_report import GpuReport, load_ceilings
-from gpu_worker.protocol import MAX_SOURCE_BYTES, CheckInfo, CompileInfo, Diagnostic, Event, Job, Limits, Result
+from gpu_worker.protocol import (
+    CheckInfo,
+    CompileInfo,
+    Diagnostic,
+    Event,
+    Job,
+    Limits,
+    Outcome,
+    Result,
+)
 
-FIRST_SEQ = 2
 FINAL_TYPES = frozenset({"finished", "not_run", "compile_error", "rejected", "runtime_error", "error"})
 GPU_EXTRA_PROCESSES = 32  # a cuda child's own threads (CUDA's, NVRTC's, Numba's) beyond the job's process limit
 Emit = Callable[[Event], None]
@@ -77,86 +90,6 @@ class _State:
     sweep_error: str = ""  # the runtime error that ended the learner's block-size sweep
     memory: dict[str, Any] | None = None  # the simulator's coalescing and bank-conflict analysis
     figures: list[dict[str, Any]] = field(default_factory=list)
-
-
-def _entry_present(language: str, source: str, entry: str) -> bool:
-    name = re.escape(entry)
-    if language in ("numba", "triton"):
-        return re.search(rf"^\s*def\s+{name}\s*\(", source, re.MULTILINE) is not None
-    return re.search(rf"\b{name}\s*\(", source) is not None
-
-
-def _precheck(job: Job) -> str | None:
-    """Why this job must be rejected before anything runs, or None."""
-    exercise = job.exercise
-    if not job.source.strip():
-        return "your file is empty"
-    size = len(job.source.encode("utf-8", errors="replace"))
-    if size > MAX_SOURCE_BYTES:
-        return f"your file is {size} bytes, over the limit of {MAX_SOURCE_BYTES} bytes"
-    if not _entry_present(exercise.language, job.source, exercise.entry):
-        kind = "def" if exercise.language in ("numba", "triton") else 'extern "C" __global__ void'
-        return f"no kernel named {exercise.entry!r} in your file (expected `{kind} {exercise.entry}(...)`)"
-    return None
-
-
-def _runs(job: Job, backend: str) -> list[dict[str, Any]]:
-    """One launch per size of this backend; LaunchRejected if any is over the device's limits."""
-    harness = job.exercise.harness
-    size_sets = harness.sizes.get(backend)  # type: ignore[call-overload]
-    if not size_sets:
-        raise LaunchRejected(f"this exercise has no sizes for the {backend} backend")
-    language = job.exercise.language
-    if language == "triton" and harness.triton is None:
-        raise LaunchRejected("this exercise does not say how to launch a Triton kernel (its lab.yaml has no 'triton')")
-    # A learner's chosen block size is a CUDA launch; a Triton kernel's block is its num_warps.
-    spec = harness.launch_for(language) if language == "triton" else job.launch or harness.launch
-    runs = []
-    for index, sizes in enumerate(size_sets):
-        config = resolve_launch(spec, sizes)
-        seed = job_seed(harness.seed, job.submission_id, index)
-        runs.append({"sizes": sizes, "seed": seed, **config.as_dict(), "threads_per_block": config.threads_per_block})
-    return runs + _sweep_runs(job, backend, runs[-1])
-
-
-SWEEP_GPU_BUDGET_S = 0.1  # a sweep point's timing budget: a curve needs less precision than a graded time
-
-
-def _sweep_runs(job: Job, backend: str, largest: dict[str, Any]) -> list[dict[str, Any]]:
-    """The learner's block-size sweep: one more run per other block size they asked for, at the largest size.
-
-    GPU only (a curve of simulated threads would time nothing). Each point is checked and timed like a size,
-    but judged apart (`sweep_block` marks it): its checks and numbers draw the curve, never the verdict.
-    """
-    choices = job.exercise.harness.launch_choices
-    wanted = job.launch.sweep_blocks if job.launch is not None else []
-    if backend != "cuda" or not wanted or choices is None or job.exercise.language == "triton":
-        return []
-    runs = []
-    for k, block in enumerate(dict.fromkeys(wanted)):
-        if block == largest["threads_per_block"]:
-            continue
-        try:
-            config = resolve_launch(choices.launch(block), largest["sizes"])
-        except (ValueError, LaunchRejected):
-            continue  # a block size the exercise does not offer, or over this device's limits: off the curve
-        seed = job_seed(job.exercise.harness.seed, job.submission_id, 500 + k)
-        runs.append(
-            {
-                "sizes": largest["sizes"],
-                "seed": seed,
-                **config.as_dict(),
-                "threads_per_block": config.threads_per_block,
-                "sweep_block": block,
-                "gpu_budget_s": SWEEP_GPU_BUDGET_S,
-            }
-        )
-    return runs
-
-
-def is_sweep(run: dict[str, Any]) -> bool:
-    """Whether this run is a point of the learner's block-size sweep, not one of the exercise's sizes."""
-    return "sweep_block" in run
 
 
 class _Judge:
@@ -369,16 +302,9 @@ def run_job(job: Job, emit: Emit, backend: str = "sim", *, module_rules: bool = 
         try:
             lease = uid_pool.lease()
         except (uid_pool.NoFreeUid, OSError) as exc:
-            counter = itertools.count(FIRST_SEQ)
-            emit(Event.of("started", next(counter), backend=job.backend or backend, worker=_worker(backend)))
-            emit(Event.of("error", next(counter), message=f"the worker cannot start another job now: {exc}"))
-            return Result(
-                submission_id=job.submission_id,
-                verdict="error",
-                backend=job.backend or backend,  # type: ignore[arg-type]
-                device=job.backend or backend,
-                message=f"the worker cannot start another job now: {exc}",
-            )
+            outcome = Outcome(job.submission_id, emit, job.backend or backend)
+            outcome.send("started", backend=outcome.backend, worker=_worker(backend))
+            return outcome.finish("error", f"the worker cannot start another job now: {exc}", elapsed_seconds=None)
     try:
         return _run_job(job, emit, backend, lease.uid if lease is not None else None, module_rules)
     finally:
@@ -387,85 +313,73 @@ def run_job(job: Job, emit: Emit, backend: str = "sim", *, module_rules: bool = 
 
 
 def _run_job(job: Job, emit: Emit, backend: str, uid: int | None, module_rules: bool = True) -> Result:
-    started = time.monotonic()
-    backend_name = job.backend or backend
-    counter = itertools.count(FIRST_SEQ)
+    """A job in three phases, each of which may end it: start (or reject), run the child, report the verdict."""
+    outcome = Outcome(job.submission_id, emit, job.backend or backend)
+    start = _start(job, outcome, uid)
+    if isinstance(start, Result):
+        return start
+    ran = _run(job, outcome, start, uid, module_rules)
+    if isinstance(ran, Result):
+        return ran
+    return _report(job, outcome, ran)
 
-    def send(kind: str, **fields: Any) -> None:
-        emit(Event.of(kind, next(counter), **fields))
 
-    def finish(verdict: str, message: str, **fields: Any) -> Result:
-        result = Result(
-            submission_id=job.submission_id,
-            verdict=verdict,  # type: ignore[arg-type]
-            backend=backend_name,  # type: ignore[arg-type]
-            device=device,
-            message=message,
-            elapsed_seconds=round(time.monotonic() - started, 3),
-            **fields,
-        )
-        size = len(result.model_dump_json())
-        if size > RESULT_BYTES:  # the learner's words (output, diagnostics, forged reports) made it this big
-            verdict = "runtime_error"
-            message = f"your program's result was {size} bytes, over the limit of {RESULT_BYTES}"
-            result = Result(
-                submission_id=job.submission_id,
-                verdict="runtime_error",
-                backend=backend_name,  # type: ignore[arg-type]
-                device=device,
-                message=message,
-                elapsed_seconds=result.elapsed_seconds,
-                sandbox=fields.get("sandbox") or {},
-            )
-        if verdict == "error":
-            send("error", message=message)
-        else:
-            judged = {k: fields[k] for k in ("goals", "goals_met") if k in fields}  # the goals' checklist
-            send("done", verdict=verdict, message=message, elapsed_seconds=result.elapsed_seconds, **judged)
-        return result
+@dataclass
+class _Started:
+    """What the start phase settled: one run per size (and sweep point), and the child's extra processes."""
 
-    device = backend_name
+    runs: list[dict[str, Any]]
+    extra: int
+
+
+@dataclass
+class _Ran:
+    """What the run phase leaves for the report: the judge (its state) and the sandbox's run (None: malformed)."""
+
+    judge: _Judge
+    run: sandbox.SandboxRun | None
+    malformed: str  # why the engine stopped reading the child, when `run` is None
+
+
+def _start(job: Job, outcome: Outcome, uid: int | None) -> _Started | Result:
+    """The job's device, its precheck, its runs and its sandbox; the `started` event. Ends the job if it cannot run."""
+    backend = outcome.backend
     try:
-        device = device_name(backend_name)
-        if backend_name == "sim" and job.exercise.language == "triton":
-            device = TRITON_INTERPRETER
+        outcome.device = device_name(backend)
+        if backend == "sim" and job.exercise.language == "triton":
+            outcome.device = TRITON_INTERPRETER
     except (ImportError, ValueError) as exc:
-        send("started", backend=backend_name, device=device, worker=_worker(backend_name))
-        return finish("error", f"the {backend_name} backend is not available on this worker: {exc}")
-    limits = job.exercise.limits
+        outcome.send("started", backend=backend, device=outcome.device, worker=_worker(backend))
+        return outcome.finish("error", f"the {backend} backend is not available on this worker: {exc}")
     runs: list[dict[str, Any]] = []
-    rejection = _precheck(job)
+    rejection = plan.precheck(job)
     if rejection is None:
         try:
-            runs = _runs(job, backend_name)
+            runs = plan.runs(job, backend)
         except LaunchRejected as exc:
             rejection = f"launch rejected: {exc}"
-    extra = _extra_processes(backend_name, runs)
+    extra = _extra_processes(backend, runs)
     try:
-        isolation = sandbox.describe(backend_name, limits, extra, uid=uid)
+        outcome.sandbox = sandbox.describe(backend, job.exercise.limits, extra, uid=uid)
     except RuntimeError as exc:
-        send("started", backend=backend_name, device=device, worker=_worker(backend_name))
-        return finish("error", str(exc))
-    send("started", backend=backend_name, device=device, worker=_worker(backend_name), sandbox=isolation)
+        outcome.send("started", backend=backend, device=outcome.device, worker=_worker(backend))
+        return outcome.finish("error", str(exc))
+    outcome.send("started", backend=backend, device=outcome.device, worker=_worker(backend), sandbox=outcome.sandbox)
     if rejection:
-        return finish("rejected", rejection, sandbox=isolation)
-    request = _request(job, backend_name, runs, module_rules)
-    judge = _Judge(job, runs, send, analysis.source_label(backend_name, device, job.exercise.language))
+        return outcome.finish("rejected", rejection)
+    return _Started(runs, extra)
+
+
+def _run(job: Job, outcome: Outcome, start: _Started, uid: int | None, module_rules: bool) -> _Ran | Result:
+    """The sandboxed child, its messages judged as they arrive; on a GPU, timed under the per-GPU lock."""
+    backend, limits, runs = outcome.backend, job.exercise.limits, start.runs
+    request = _request(job, backend, runs, module_rules)
+    judge = _Judge(job, runs, outcome.send, analysis.source_label(backend, outcome.device, job.exercise.language))
+    if backend == "cuda":  # GPU measurements: occupancy and timing per size, under the per-GPU lock
+        _measure_on_device(job, judge, request, outcome.device)
+    warm = _take_spare(backend, limits, start.extra)  # a spare child already warm, or None: a cold start
     lock_fd = None
-    if backend_name == "cuda":  # GPU measurements: occupancy and timing per size, under the per-GPU lock
-        judge.gpu = GpuReport(job, runs, send, judge.state.checks, load_ceilings())
-        request["measure"] = True
-        harness = job.exercise.harness
-        request["check"] = {"expected": harness.expected, "tolerance": harness.tolerance.model_dump()}
-        judge.trusts_checks = True
-        judge.trusts_compile_facts = True
-        judge.compile_key = compile_cache.key(job, device)  # compile once per source, toolchain and GPU
-        if kept := compile_cache.load(judge.compile_key):
-            request["cached"] = kept
-        for index, r in enumerate(runs):  # the timed launches' own inputs, never the checked launch's
-            r["timed_seeds"] = [job_seed(harness.seed, job.submission_id, 1000 + 2 * index + k) for k in range(2)]
-    warm = _take_spare(backend_name, limits, extra)  # a spare child already warm, or None: a cold start
-    if backend_name == "cuda":
+    if backend == "cuda":
         lock_fd = open_worker_lock_fd() if warm is None else None  # a spare holds its own, inherited at its start
         request["gpu_lock_fd"] = lock_fd if warm is None else warm.lock_fd
     malformed = ""
@@ -473,12 +387,12 @@ def _run_job(job: Job, emit: Emit, backend: str, uid: int | None, module_rules: 
         run = sandbox.run_sandboxed(
             request,
             limits,
-            backend_name,
+            backend,
             judge,
-            extra_processes=extra,
+            extra_processes=start.extra,
             final_types=FINAL_TYPES,
             inherit_fds=(lock_fd,) if lock_fd is not None else (),
-            max_message_bytes=_message_budget(judge.args, runs),
+            max_message_bytes=max_message_bytes(judge.args, runs),
             spare=warm.started if warm is not None else None,
             uid=uid,
         )
@@ -489,7 +403,7 @@ def _run_job(job: Job, emit: Emit, backend: str, uid: int | None, module_rules: 
         malformed = f"the job's messages were malformed ({exc}); did your code write to the engine's pipe?"
         run = None
     except Exception as exc:  # ours: the sandbox or the checker failed
-        return finish("error", f"the worker failed to run the job: {type(exc).__name__}: {exc}", sandbox=isolation)
+        return outcome.finish("error", f"the worker failed to run the job: {type(exc).__name__}: {exc}")
     finally:
         if lock_fd is not None:
             os.close(lock_fd)
@@ -499,45 +413,44 @@ def _run_job(job: Job, emit: Emit, backend: str, uid: int | None, module_rules: 
     if judge.kept and state.compile is not None and state.verdict not in ("compile_error", "rejected"):
         compile_cache.store(judge.compile_key, judge.kept)
     if run is not None:  # what the sandbox itself knows of the job: its uid, its cgroup's peak memory
-        isolation = {**isolation, **{k: run.info[k] for k in ("uid", "memory_peak_mb") if k in run.info}}
+        outcome.sandbox = {**outcome.sandbox, **{k: run.info[k] for k in ("uid", "memory_peak_mb") if k in run.info}}
     if spare.enabled():
-        isolation = {**isolation, "warm_start": warm is not None}
+        outcome.sandbox = {**outcome.sandbox, "warm_start": warm is not None}
+    return _Ran(judge, run, malformed)
+
+
+def _measure_on_device(job: Job, judge: _Judge, request: dict[str, Any], device: str) -> None:
+    """The cuda child checks and times on the device, and its process never imports learner code: trust its word."""
+    judge.gpu = GpuReport(job, judge.runs, judge.send, judge.state.checks, load_ceilings())
+    request["measure"] = True
+    harness = job.exercise.harness
+    request["check"] = {"expected": harness.expected, "tolerance": harness.tolerance.model_dump()}
+    judge.trusts_checks = True
+    judge.trusts_compile_facts = True
+    judge.compile_key = compile_cache.key(job, device)  # compile once per source, toolchain and GPU
+    if kept := compile_cache.load(judge.compile_key):
+        request["cached"] = kept
+    for index, r in enumerate(judge.runs):  # the timed launches' own inputs, never the checked launch's
+        r["timed_seeds"] = [job_seed(harness.seed, job.submission_id, 1000 + 2 * index + k) for k in range(2)]
+
+
+def _report(job: Job, outcome: Outcome, ran: _Ran) -> Result:
+    """The verdict, the figures beside it, the goals judged: the job's result and its final event."""
+    judge, run, state, runs = ran.judge, ran.run, ran.judge.state, ran.judge.runs
     if run is None:
-        verdict, message = "runtime_error", malformed
+        verdict, message = "runtime_error", ran.malformed
         output, truncated = "", False
     else:
-        verdict, message = _verdict(state, run, runs, limits.wall_seconds)
+        verdict, message = _verdict(state, run, runs, job.exercise.limits.wall_seconds)
         output, truncated = run.output, run.output_truncated
     failing = next((c for c in state.checks if not c.passed), None)
     gpu_fields = judge.gpu.result_fields() if judge.gpu is not None else {}
-    if verdict in ("accepted", "wrong_answer", "not_run"):
-        judge.figure(
-            analysis.roofline(
-                job.exercise.harness.work,
-                [r["sizes"] for r in runs if not is_sweep(r)],
-                judge.gpu.metrics if judge.gpu is not None else {},
-                judge.gpu.ceilings if judge.gpu is not None else None,
-                device,
-                judge.label,
-                job.history,
-                job.reference,
-            )
-        )
-    sweep = job.exercise.harness.sweep
-    if sweep is not None and verdict == "accepted" and judge.gpu is not None:  # the sizes are the sweep's points
-        curve = sweep_figure(sweep, judge.gpu.metrics, judge.label, judge.gpu.occupancies)
-        if curve is not None:
-            judge.figure(curve)
-    if verdict == "accepted" and judge.gpu is not None and judge.gpu.sweep_metrics:
-        chosen = max(judge.gpu.metrics, default=None)  # the largest size: the sweep's
-        curve = block_sweep_figure(judge.gpu.block_sweep(chosen), state.sweep_error, judge.label)
-        if curve is not None:
-            judge.figure(curve)
+    _figures(job, judge, verdict, outcome.device)
     if state.occupancy is not None:
         gpu_fields["occupancy"] = {**(gpu_fields.get("occupancy") or {}), "calculator": state.occupancy}
     judged = goals.judge(
         job.exercise.harness.goals,
-        backend_name,
+        outcome.backend,
         verdict,
         memory=state.memory,
         metrics=gpu_fields.get("metrics"),
@@ -545,7 +458,7 @@ def _run_job(job: Job, emit: Emit, backend: str, uid: int | None, module_rules: 
         work=job.exercise.harness.work,
         sizes=runs[0]["sizes"] if runs else None,
     )
-    return finish(
+    return outcome.finish(
         verdict,
         goals.message(message, judged),
         **goals.result_fields(judged),
@@ -553,13 +466,42 @@ def _run_job(job: Job, emit: Emit, backend: str, uid: int | None, module_rules: 
         checks=state.checks,
         check=failing or (state.checks[-1] if state.checks else None),
         diagnostics=state.diagnostics if verdict != "compile_error" else [],
-        sandbox=isolation,
         output=output,
         output_truncated=truncated,
         memory=state.memory,
         figures=state.figures,
         **gpu_fields,
     )
+
+
+def _figures(job: Job, judge: _Judge, verdict: str, device: str) -> None:
+    """The figures drawn after the run: the roofline, and on a GPU the exercise's sweep and the learner's."""
+    gpu = judge.gpu
+    if verdict in ("accepted", "wrong_answer", "not_run"):
+        judge.figure(
+            analysis.roofline(
+                job.exercise.harness.work,
+                [r["sizes"] for r in judge.runs if not is_sweep(r)],
+                gpu.metrics if gpu is not None else {},
+                gpu.ceilings if gpu is not None else None,
+                device,
+                judge.label,
+                job.history,
+                job.reference,
+            )
+        )
+    if verdict != "accepted" or gpu is None:
+        return
+    sweep = job.exercise.harness.sweep
+    if sweep is not None:  # the sizes are the sweep's points
+        curve = sweep_figure(sweep, gpu.metrics, judge.label, gpu.occupancies)
+        if curve is not None:
+            judge.figure(curve)
+    if gpu.sweep_metrics:
+        chosen = max(gpu.metrics, default=None)  # the largest size: the sweep's
+        curve = block_sweep_figure(gpu.block_sweep(chosen), judge.state.sweep_error, judge.label)
+        if curve is not None:
+            judge.figure(curve)
 
 
 def _request(job: Job, backend: str, runs: list[dict[str, Any]], module_rules: bool = True) -> dict[str, Any]:
@@ -602,7 +544,7 @@ def run_profile(job: Job, emit: Emit, backend: str = "cuda") -> dict[str, Any] |
         emit(Event.of(kind, next(counter), **fields))
 
     try:
-        runs = [r for r in _runs(job, backend) if not is_sweep(r)]  # the profile is of the graded launch
+        runs = [r for r in plan.runs(job, backend) if not is_sweep(r)]  # the profile is of the graded launch
     except LaunchRejected as exc:
         facts = profiling.unavailable(f"launch rejected: {exc}")
         send("profile", **facts)
@@ -647,19 +589,6 @@ def _take_spare(backend: str, limits: Limits, extra: int) -> spare.Spare | None:
     with contextlib.suppress(Exception):  # without a next spare the next job starts cold, as without spares
         spare.refill(backend, limits, extra)  # starts while this job runs: only a fork and exec here
     return warm
-
-
-def _message_budget(args: list[Any], runs: list[dict[str, Any]]) -> int:
-    """What the child may send: every size's outputs (the GPU sizes reach 200 MB) plus 64 MiB for the rest."""
-    outputs = 0
-    for r in runs:
-        for a in args:
-            if a.role == "out":
-                count = 1
-                for d in shape_of(a, r["sizes"]):
-                    count *= d
-                outputs += count * np.dtype(a.dtype).itemsize
-    return outputs + 64 * 1024 * 1024
 
 
 def _worker(backend: str) -> str:

@@ -1,7 +1,8 @@
 """The versioned contract between the web app and the GPU execution service.
 
 A `Job` goes from the web to a worker, `Event`s stream back on the submission's
-channel-layer group while it runs, and one `Result` document closes it. Both
+channel-layer group while it runs, and one `Result` document closes it
+(`Outcome` numbers a job's events and ends it, the one way every job ends). Both
 sides validate these models; the web side stores the result JSON as it is.
 Also here, because both sides speak them: the verdicts and their labels (the
 web's model choices and the frontend's labels follow `VERDICTS`), a scheduling
@@ -12,11 +13,13 @@ Nothing here imports Django, Celery or anything else of `gpu_worker`.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, get_args
@@ -25,6 +28,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 PROTOCOL_VERSION: Literal[1] = 1
 MAX_SOURCE_BYTES = 64 * 1024
+RESULT_BYTES = 16 * 1024 * 1024  # a stored result (figures included); accepted runs of the labs are under 1 MB
+FIRST_SEQ = 2  # a job's first event: the web emits `queued` as 0 and 1
 
 # policy: a cluster scheduling policy in Python (module 6); triton: `@triton.jit` kernels (backends.triton_ptx)
 Language = Literal["numba", "cuda", "triton", "policy"]
@@ -440,6 +445,57 @@ class Result(Model):
         default_factory=list
     )  # gpu_worker.exercise.goals.GoalResult, judged on this backend
     goals_met: bool | None = None  # None: no goal could be judged on this backend
+
+    @classmethod
+    def of(cls, submission_id: int, verdict: str, backend: str, device: str, message: str, **facts: Any) -> Result:
+        """A result with its facts as fields (validated, so a bad verdict or backend fails here)."""
+        fields = {"submission_id": submission_id, "verdict": verdict, "backend": backend, "device": device}
+        return cls.model_validate({**fields, "message": message, **facts})
+
+    @classmethod
+    def error(cls, submission_id: int, message: str, backend: str, device: str, **facts: Any) -> Result:
+        """An infrastructure failure's result: the run ended for a reason on our side, said in `message`."""
+        return cls.of(submission_id, "error", backend, device, message, **facts)
+
+
+class Outcome:
+    """One job's events, numbered from FIRST_SEQ, and the one way it ends: `finish`.
+
+    `finish` builds the Result, holds it to RESULT_BYTES and sends the final event: `done` with the verdict,
+    or `error` when the failure is ours. Nothing is sent after it: the run's story ends with its final event.
+    """
+
+    def __init__(self, submission_id: int, emit: Callable[[Event], None], backend: str, device: str = "") -> None:
+        self.submission_id, self.emit, self.backend = submission_id, emit, backend
+        self.device = device or backend  # the job's backend until its device is known
+        self.sandbox: dict[str, Any] = {}  # the sandbox's description once known: every result carries it
+        self.started = time.monotonic()
+        self.ended = False
+        self._seqs = itertools.count(FIRST_SEQ)
+
+    def send(self, kind: str, **facts: Any) -> None:
+        if self.ended:
+            raise RuntimeError(f"a {kind!r} event of submission {self.submission_id} after its final event")
+        self.emit(Event.of(kind, next(self._seqs), **facts))
+
+    def finish(self, verdict: str, message: str, **facts: Any) -> Result:
+        """The job's result, its final event sent (`done` carries the goals' checklist too)."""
+        facts.setdefault("elapsed_seconds", round(time.monotonic() - self.started, 3))
+        facts.setdefault("sandbox", self.sandbox)
+        result = Result.of(self.submission_id, verdict, self.backend, self.device, message, **facts)
+        size = len(result.model_dump_json())
+        if size > RESULT_BYTES:  # the learner's words (output, diagnostics, forged reports) made it this big
+            verdict = "runtime_error"
+            message = f"your program's result was {size} bytes, over the limit of {RESULT_BYTES}"
+            kept = {"elapsed_seconds": result.elapsed_seconds, "sandbox": facts["sandbox"] or {}}
+            result = Result.of(self.submission_id, verdict, self.backend, self.device, message, **kept)
+        if verdict == "error":
+            self.send("error", message=message)
+        else:
+            judged = {k: facts[k] for k in ("goals", "goals_met") if k in facts}
+            self.send("done", verdict=verdict, message=message, elapsed_seconds=result.elapsed_seconds, **judged)
+        self.ended = True
+        return result
 
 
 # --- the heartbeat: what a worker says about itself, every few seconds, in the broker's Redis --------------

@@ -16,11 +16,9 @@ Events: `started`, then `compile_error`, or one `check` per goal and trace,
 from __future__ import annotations
 
 import functools
-import itertools
 import os
 import re
 import socket
-import time
 from dataclasses import asdict
 from typing import Any
 
@@ -34,14 +32,13 @@ from gpu_worker.datacenter.spec import HIGHER_IS_BETTER, METRIC_WORDS, PolicySpe
 from gpu_worker.datacenter.trace import SOURCE, TraceJob, synthetic_trace
 from gpu_worker.isolation import sandbox
 from gpu_worker.isolation.wire import WireError
-from gpu_worker.protocol import MAX_SOURCE_BYTES, CheckInfo, CompileInfo, Diagnostic, Event, Job, Result
+from gpu_worker.protocol import MAX_SOURCE_BYTES, CheckInfo, CompileInfo, Diagnostic, Job, Outcome, Result
 
 CHILD_MODULE = "gpu_worker.datacenter.policy_child"
 DEVICE = "CPU (cluster scheduling model, no GPU used)"
 FINAL_TYPES = frozenset({"finished", "compile_error", "runtime_error", "invalid", "error"})
 EXTRA_PROCESSES = 8
 MAX_MESSAGE_BYTES = 32 * 1024 * 1024
-FIRST_SEQ = 2  # as the engine's: the web emits `queued` as 0 and 1
 
 
 class _Malformed(Exception):
@@ -152,44 +149,20 @@ def _precheck(job: Job) -> str | None:
 
 def run_policy_job(job: Job, emit: Any, backend: str = "sim") -> Result:
     """Run one scheduling job to its verdict, emitting events; never raises for the learner's faults."""
-    started = time.monotonic()
-    backend_name = job.backend or backend
-    counter = itertools.count(FIRST_SEQ)
-    isolation: dict[str, Any] = {}
-
-    def send(kind: str, **fields: Any) -> None:
-        emit(Event.of(kind, next(counter), **fields))
-
-    def finish(verdict: str, message: str, **fields: Any) -> Result:
-        result = Result(
-            submission_id=job.submission_id,
-            verdict=verdict,  # type: ignore[arg-type]
-            backend=backend_name,  # type: ignore[arg-type]
-            device=DEVICE,
-            message=message,
-            elapsed_seconds=round(time.monotonic() - started, 3),
-            sandbox=isolation,
-            **fields,
-        )
-        if verdict == "error":
-            send("error", message=message)
-        else:
-            send("done", verdict=verdict, message=message, elapsed_seconds=result.elapsed_seconds)
-        return result
-
-    worker = f"{socket.gethostname()}:{os.getpid()} ({backend_name})"
+    outcome = Outcome(job.submission_id, emit, job.backend or backend, DEVICE)
+    worker = f"{socket.gethostname()}:{os.getpid()} ({outcome.backend})"
     spec, limits = job.exercise.harness.policy, job.exercise.limits
     try:
-        isolation = sandbox.describe("sim", limits, EXTRA_PROCESSES)
+        outcome.sandbox = sandbox.describe("sim", limits, EXTRA_PROCESSES)
     except RuntimeError as exc:
-        send("started", backend=backend_name, device=DEVICE, worker=worker)
-        return finish("error", str(exc))
-    send("started", backend=backend_name, device=DEVICE, worker=worker, sandbox=isolation)
+        outcome.send("started", backend=outcome.backend, device=DEVICE, worker=worker)
+        return outcome.finish("error", str(exc))
+    outcome.send("started", backend=outcome.backend, device=DEVICE, worker=worker, sandbox=outcome.sandbox)
     if spec is None:
-        return finish("error", "this exercise has no 'policy' settings: the lab folder is broken")
+        return outcome.finish("error", "this exercise has no 'policy' settings: the lab folder is broken")
     rejection = _precheck(job)
     if rejection:
-        return finish("rejected", rejection)
+        return outcome.finish("rejected", rejection)
     traces, rules = traces_of(spec), learner_rules(spec)
     request = {
         "source": job.source,
@@ -210,44 +183,52 @@ def run_policy_job(job: Job, emit: Any, backend: str = "sim") -> Result:
             child_module=CHILD_MODULE,
         )
     except (_Malformed, WireError) as exc:
-        return finish("runtime_error", f"the policy's messages were malformed ({exc}); did it write to our pipe?")
+        return outcome.finish(
+            "runtime_error", f"the policy's messages were malformed ({exc}); did it write to our pipe?"
+        )
     except Exception as exc:  # ours: the sandbox failed
-        return finish("error", f"the worker failed to run the policy: {type(exc).__name__}: {exc}")
-    isolation = {**isolation, "uid": run.info["uid"]}  # the sandbox's lease, not the child's word
+        return outcome.finish("error", f"the worker failed to run the policy: {type(exc).__name__}: {exc}")
+    outcome.sandbox = {**outcome.sandbox, "uid": run.info["uid"]}  # the sandbox's lease, not the child's word
     printed = {"output": run.output, "output_truncated": run.output_truncated}
     if run.timed_out:
-        return finish(
+        return outcome.finish(
             "timeout", f"time limit exceeded: the policy ran longer than {limits.wall_seconds:g} s", **printed
         )
     if collector.failure is not None and collector.failure[0] == "compile_error":
         _, message, diagnostics = collector.failure
-        send("compile_error", message=message, diagnostics=[d.model_dump() for d in diagnostics])
-        return finish("compile_error", message, compile=CompileInfo(tool="python", diagnostics=diagnostics), **printed)
+        outcome.send("compile_error", message=message, diagnostics=[d.model_dump() for d in diagnostics])
+        return outcome.finish(
+            "compile_error", message, compile=CompileInfo(tool="python", diagnostics=diagnostics), **printed
+        )
     schedules: list[Schedule] = []
     for index, trace in enumerate(traces):
         replay = Replay(collector.decisions[index])
         try:
             schedules.append(simulate(trace, rules, replay))
         except InvalidDecision as exc:
-            return finish("wrong_answer", f"trace {index + 1}: {exc}", **printed)
+            return outcome.finish("wrong_answer", f"trace {index + 1}: {exc}", **printed)
         except Stalled as exc:
-            return finish("wrong_answer", f"trace {index + 1}: your policy stalled the cluster: {exc}", **printed)
+            return outcome.finish(
+                "wrong_answer", f"trace {index + 1}: your policy stalled the cluster: {exc}", **printed
+            )
         except ReplayExhausted:
-            return _ended_early(finish, collector, run, index, printed)
+            return _ended_early(outcome, collector, run, index, printed)
         if replay.used != len(replay.decisions) or index not in collector.done:
-            return finish("runtime_error", f"trace {index + 1}: the policy's decisions do not replay", **printed)
-    return _judge(spec, traces, schedules, send, finish, printed)
+            return outcome.finish(
+                "runtime_error", f"trace {index + 1}: the policy's decisions do not replay", **printed
+            )
+    return _judge(spec, traces, schedules, outcome, printed)
 
 
-def _ended_early(finish: Any, collector: _Collector, run: sandbox.SandboxRun, index: int, printed: dict) -> Result:
+def _ended_early(outcome: Outcome, collector: _Collector, run: sandbox.SandboxRun, index: int, printed: dict) -> Result:
     """The decisions ran out: the child said why (the learner's exception, an invalid answer), or it died."""
     if collector.failure is not None:
         kind, message, diagnostics = collector.failure
         verdict = "wrong_answer" if kind == "invalid" else "runtime_error"
-        return finish(verdict, f"trace {index + 1}: {message}", diagnostics=diagnostics, **printed)
+        return outcome.finish(verdict, f"trace {index + 1}: {message}", diagnostics=diagnostics, **printed)
     if collector.infra_error:
-        return finish("error", collector.infra_error, **printed)
-    return finish(
+        return outcome.finish("error", collector.infra_error, **printed)
+    return outcome.finish(
         "runtime_error",
         f"the policy's process ended before trace {index + 1} was done (exit status {run.returncode}): "
         "a crash, out of memory or an exit() call",
@@ -256,7 +237,7 @@ def _ended_early(finish: Any, collector: _Collector, run: sandbox.SandboxRun, in
 
 
 def _judge(
-    spec: PolicySpec, traces: list[list[TraceJob]], schedules: list[Schedule], send: Any, finish: Any, printed: dict
+    spec: PolicySpec, traces: list[list[TraceJob]], schedules: list[Schedule], outcome: Outcome, printed: dict
 ) -> Result:
     """Metrics for the learner's schedules and the built-ins', the goals checked, the ranking and the figures."""
     checks: list[CheckInfo] = []
@@ -277,10 +258,10 @@ def _judge(
                 message=f"{goal.words()}: yours {yours:.4g}, {goal.baseline}'s {baseline:.4g}",
             )
             checks.append(info)
-            send("check", index=index, **info.model_dump())
+            outcome.send("check", index=index, **info.model_dump())
         rows = ranking(results, ranked_by)
         mine = next(r for r in rows if r["name"] == figures.YOURS)
-        send(
+        outcome.send(
             "log",
             message=f"trace {index + 1} ({len(trace)} jobs, {spec.gpus} GPUs): your policy ranks {mine['rank']} of "
             f"{len(rows)} by {METRIC_WORDS[ranked_by]} ({mine[ranked_by]:.4g}); "
@@ -297,9 +278,9 @@ def _judge(
                 figures.fairness_figure(results),
             ]
     metrics = {"model": figures.MODEL_LABEL, "trace_source": SOURCE, "ranked_by": ranked_by, "traces": per_trace}
-    send("metrics", **metrics)
+    outcome.send("metrics", **metrics)
     for entry in figure_entries:
-        send("figure", **entry)
+        outcome.send("figure", **entry)
     failed = [c for c in checks if not c.passed]
     if failed:
         first = failed[0]
@@ -307,4 +288,6 @@ def _judge(
     else:
         verdict, message = "accepted", f"all {len(checks)} goals met"
     check = failed[0] if failed else checks[-1]
-    return finish(verdict, message, checks=checks, check=check, metrics=metrics, figures=figure_entries, **printed)
+    return outcome.finish(
+        verdict, message, checks=checks, check=check, metrics=metrics, figures=figure_entries, **printed
+    )

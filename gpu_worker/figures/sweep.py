@@ -1,7 +1,7 @@
 """The sweep figure: a measured quantity against the parameter an exercise varies across its GPU sizes.
 
 An exercise's GPU sizes are the sweep's points (the engine already runs, checks
-and times each one, `engine._runs`); `lab.yaml`'s `sweep` says what to put on
+and times each one, `exercise.plan.runs`); `lab.yaml`'s `sweep` says what to put on
 each axis: `x`, a formula of the sizes (a working set in bytes, `n`), and `y`,
 one of the measured figures (`ns_per`: the median time over the formula `per`,
 e.g. nanoseconds per dependent load; `bandwidth_pct`: % of the slice's copy

@@ -7,12 +7,19 @@ every read. An honest child sends one `hello`, one `compiled` (or one verdict),
 one `outputs`, `memory`, `occupancy`, `timing` and `profiled` per size, one
 `listing` and one `finished`; the budget allows exactly that per type, plus a
 small total for anything else. Going over is the learner's `runtime_error`,
-said plainly, never an infrastructure error.
+said plainly, never an infrastructure error. `max_message_bytes` bounds the
+bytes the same way: every size's outputs, and a fixed allowance for the rest.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
+
+import numpy as np
+
+from gpu_worker.exercise.inputs import shape_of
+from gpu_worker.protocol import ArgSpec
 
 PER_JOB = {
     "hello": 1,
@@ -28,7 +35,6 @@ PER_JOB = {
 }
 PER_SIZE = ("outputs", "memory", "occupancy", "timing", "profiled")
 OTHER_MESSAGES = 16  # types this engine does not know, from a newer child: read, counted, ignored
-RESULT_BYTES = 16 * 1024 * 1024  # a stored result (figures included); accepted runs of the labs are under 1 MB
 
 
 class OverBudget(Exception):
@@ -59,3 +65,16 @@ class Budget:
     def events_most(self) -> int:
         """An upper bound of the messages of an honest job: the fixed event budget."""
         return sum(self.allowed.values()) + OTHER_MESSAGES
+
+
+def max_message_bytes(args: list[ArgSpec], runs: list[dict[str, Any]]) -> int:
+    """What the child may send: every size's outputs (the GPU sizes reach 200 MB) plus 64 MiB for the rest."""
+    outputs = 0
+    for r in runs:
+        for a in args:
+            if a.role == "out":
+                count = 1
+                for d in shape_of(a, r["sizes"]):
+                    count *= d
+                outputs += count * np.dtype(a.dtype).itemsize
+    return outputs + 64 * 1024 * 1024

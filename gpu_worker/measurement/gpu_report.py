@@ -69,7 +69,7 @@ class GpuReport:
         self.timings: dict[int, dict[str, Any]] = {}
         self.occupancies: dict[int, dict[str, Any]] = {}
         self.metrics: dict[int, dict[str, Any]] = {}
-        # the learner's block-size sweep (`engine._sweep_runs`), kept apart from the exercise's sizes
+        # the learner's block-size sweep (`exercise.plan.sweep_runs`), kept apart from the exercise's sizes
         self.sweep_checks: dict[int, list[CheckInfo]] = {}
         self.sweep_occupancies: dict[int, dict[str, Any]] = {}
         self.sweep_metrics: dict[int, dict[str, Any]] = {}

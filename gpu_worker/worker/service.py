@@ -182,8 +182,7 @@ def _start_first_spare(**_: Any) -> None:
 
 def _worker_error(submission_id: int, message: str, backend: Backend | None = None, device: str = "unknown") -> Result:
     """An infrastructure `error` result: the run ended for a reason on our side, said in `message`."""
-    backend = backend or settings.backend
-    return Result(submission_id=submission_id, verdict="error", backend=backend, device=device, message=message)
+    return Result.error(submission_id, message, backend or settings.backend, device)
 
 
 @app.task(name="gpu_worker.run_job", bind=True)
@@ -195,13 +194,8 @@ def run_job(self: Any, payload: dict) -> str:
     try:
         job = Job.model_validate(payload)
     except ValidationError as exc:
-        result = Result(
-            submission_id=submission_id,
-            verdict="rejected",
-            backend=settings.backend,
-            device="none",
-            message=f"The job did not match the contract: {exc.error_count()} problem(s): {exc.errors()[0]['msg']}",
-        )
+        broken = f"The job did not match the contract: {exc.error_count()} problem(s): {exc.errors()[0]['msg']}"
+        result = Result.of(submission_id, "rejected", settings.backend, "none", broken)
         _Reporter(submission_id).finish(result)
         return result.verdict
     claim = _claim(job.submission_id, str(self.request.id))

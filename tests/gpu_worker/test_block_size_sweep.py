@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from engine_factories import alices_job, vector_add_lab
 
-from gpu_worker.engine import SWEEP_GPU_BUDGET_S, _runs, is_sweep
+from gpu_worker.exercise import plan
+from gpu_worker.exercise.plan import SWEEP_GPU_BUDGET_S, is_sweep
 from gpu_worker.figures.sweep import block_sweep_figure
 from gpu_worker.measurement.device_info import DeviceState
 from gpu_worker.measurement.gpu_report import GpuReport
@@ -30,7 +31,7 @@ def _job(block: int = 128, sweep: bool = True, language: str = "numba"):
 
 
 def test_a_sweep_on_a_gpu_adds_a_run_per_other_block_size_at_the_largest_size():
-    runs = _runs(_job(128), "cuda")
+    runs = plan.runs(_job(128), "cuda")
     main, points = [r for r in runs if not is_sweep(r)], [r for r in runs if is_sweep(r)]
     largest = vector_add_lab().spec.sizes["cuda"][-1]
     assert len(main) == len(vector_add_lab().spec.sizes["cuda"])
@@ -42,20 +43,20 @@ def test_a_sweep_on_a_gpu_adds_a_run_per_other_block_size_at_the_largest_size():
 
 
 def test_no_sweep_on_the_simulator_for_triton_or_when_not_asked():
-    assert not any(is_sweep(r) for r in _runs(_job(128), "sim"))
-    assert not any(is_sweep(r) for r in _runs(_job(128, sweep=False), "cuda"))
-    assert not any(is_sweep(r) for r in _runs(_job(128, language="triton"), "cuda"))
+    assert not any(is_sweep(r) for r in plan.runs(_job(128), "sim"))
+    assert not any(is_sweep(r) for r in plan.runs(_job(128, sweep=False), "cuda"))
+    assert not any(is_sweep(r) for r in plan.runs(_job(128, language="triton"), "cuda"))
 
 
 def test_a_block_size_the_lab_does_not_offer_is_left_off_the_curve():
     launch = LaunchSpec(block=["128"], grid=["ceil_div(n, 128)"], sweep_blocks=[100, 128, 64, 64])
     job = alices_job(vector_add_lab().references["numba"], launch=launch)
-    assert [r["sweep_block"] for r in _runs(job, "cuda") if is_sweep(r)] == [64]
+    assert [r["sweep_block"] for r in plan.runs(job, "cuda") if is_sweep(r)] == [64]
 
 
 def _report(events: list) -> tuple[GpuReport, list[dict]]:
     job = _job(128)
-    runs = _runs(job, "cuda")
+    runs = plan.runs(job, "cuda")
     checks: list[CheckInfo] = []
     report = GpuReport(job, runs, lambda kind, **f: events.append((kind, f)), checks)
     report.nvml = _NoOtherProcess()  # type: ignore[assignment]
@@ -113,7 +114,7 @@ def test_the_judge_keeps_a_point_s_checks_and_its_runtime_error_out_of_the_verdi
     from gpu_worker.engine import _Judge
 
     job = _job(128)
-    runs = _runs(job, "cuda")
+    runs = plan.runs(job, "cuda")
     sent: list = []
     judge = _Judge(job, runs, lambda kind, **f: sent.append(kind))
     judge.gpu = GpuReport(job, runs, lambda kind, **f: None, judge.state.checks)

@@ -13,14 +13,14 @@ from engine_factories import alices_job, vector_add_lab
 
 from gpu_worker import profiling
 from gpu_worker.backends import device_name
-from gpu_worker.engine import _runs
+from gpu_worker.exercise import plan
 
 pytestmark = pytest.mark.gpu
 
 
 def _profile(language: str) -> tuple[dict, list, int]:
     job = alices_job(vector_add_lab().references[language], language)
-    runs = _runs(job, "cuda")
+    runs = plan.runs(job, "cuda")
     for r in runs:
         r.pop("threads_per_block", None)
     request = {  # as the engine builds it (gpu_worker.engine.run_job)

@@ -12,6 +12,7 @@ import pytest
 from engine_factories import CORRECT_NUMBA_KERNEL, alices_job, module_with, processes_mentioning, run, unique_token
 
 from gpu_worker import engine
+from gpu_worker.exercise import plan
 from gpu_worker.exercise.labspec import load_all
 from gpu_worker.isolation import sandbox, spare, uid_pool
 
@@ -168,7 +169,7 @@ def test_a_spare_that_warmed_up_only_in_part_still_serves_and_the_worker_log_say
 
 def _sim_key(lab, language: str) -> spare.Key:
     job = alices_job("", language, lab=lab)
-    return spare.key_of("sim", job.exercise.limits, engine._extra_processes("sim", engine._runs(job, "sim")))
+    return spare.key_of("sim", job.exercise.limits, engine._extra_processes("sim", plan.runs(job, "sim")))
 
 
 def test_the_sim_spare_started_before_the_first_job_fits_most_labs_and_vector_add(spares):
