@@ -7,6 +7,7 @@ on which it once failed), with a reader polling the rows the way the API and a l
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -125,6 +126,10 @@ def cpu_hog():
         hog.wait()
 
 
+@pytest.mark.skipif(
+    os.environ.get("DATABASE_URL", "").startswith("postgres"),
+    reason="CI's time: the load run is the SQLite pass's (where it failed); the invariants above run on both",
+)
 def test_every_story_ends_with_done_under_load(sim_pipeline, labs_loaded, cpu_hog):
     learners = [make_student(f"learner{i}") for i in range(RUNS)]
     source = next(c.source for c in find_lab("vector-add").cases if c.name == "reference-numba")
