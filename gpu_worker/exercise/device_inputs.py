@@ -21,8 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from gpu_worker.exercise.formula import size_value
-from gpu_worker.exercise.inputs import INT_SENTINEL, shape_of
+from gpu_worker.exercise.inputs import INT_SENTINEL, arguments
 from gpu_worker.protocol import ArgSpec
 
 SCHEME = "curand-philox4x32-10/1"  # in the seed's key: a new scheme compiles its kernels into the seed again
@@ -67,14 +66,8 @@ def make_device_arguments(cp: Any, args: list[ArgSpec], sizes: Mapping[str, int]
     """Every argument by name, in the order of `args`: inputs drawn on the device, outputs poisoned there,
     scalars typed on the host (they travel in the launch's parameters). Drawn in the current stream."""
     rng = generator(cp, seed)
-    values: dict[str, Any] = {}
-    for arg in args:
-        if arg.role == "scalar":
-            if arg.value is None:
-                raise ValueError(f"scalar argument {arg.name!r} has no value formula")
-            values[arg.name] = np.dtype(arg.dtype).type(size_value(arg.value, sizes))
-        elif arg.role == "in":
-            values[arg.name] = _input_array(cp, arg, shape_of(arg, sizes), rng)
-        else:
-            values[arg.name] = poison(cp, arg.dtype, shape_of(arg, sizes))
-    return values
+
+    def draw(arg: ArgSpec, shape: tuple[int, ...]) -> Any:
+        return _input_array(cp, arg, shape, rng)
+
+    return arguments(args, sizes, draw, lambda arg, shape: poison(cp, arg.dtype, shape))

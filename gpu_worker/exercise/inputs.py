@@ -11,7 +11,7 @@ never wrote cannot pass by luck.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -77,6 +77,19 @@ def make_arguments(args: list[ArgSpec], sizes: Mapping[str, int], seed: int) -> 
     or a scalar does not change the inputs.
     """
     rng = np.random.default_rng(seed)
+    return arguments(
+        args, sizes, lambda arg, shape: _input_array(arg, shape, rng), lambda arg, shape: poison(arg.dtype, shape)
+    )
+
+
+def arguments(
+    args: list[ArgSpec],
+    sizes: Mapping[str, int],
+    draw: Callable[[ArgSpec, tuple[int, ...]], object],
+    poisoned: Callable[[ArgSpec, tuple[int, ...]], object],
+) -> dict[str, object]:
+    """Every argument by name, in the order of `args`: `draw` makes each input, `poisoned` each output (on the
+    host, or on a device: `device_inputs`), scalars typed on the host from their formulas."""
     values: dict[str, object] = {}
     for arg in args:
         if arg.role == "scalar":
@@ -84,9 +97,9 @@ def make_arguments(args: list[ArgSpec], sizes: Mapping[str, int], seed: int) -> 
                 raise ValueError(f"scalar argument {arg.name!r} has no value formula")
             values[arg.name] = np.dtype(arg.dtype).type(size_value(arg.value, sizes))
         elif arg.role == "in":
-            values[arg.name] = _input_array(arg, shape_of(arg, sizes), rng)
+            values[arg.name] = draw(arg, shape_of(arg, sizes))
         else:
-            values[arg.name] = poison(arg.dtype, shape_of(arg, sizes))
+            values[arg.name] = poisoned(arg, shape_of(arg, sizes))
     return values
 
 
