@@ -174,9 +174,13 @@ AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
+# Wrong passwords are counted per username from an address (a prankster cannot lock a student out from elsewhere)
+# and per client address whatever the usernames, each with its own limit (labs.accounts.LoginThrottle).
+AXES_HANDLER = "labs.accounts.LoginThrottle"
 AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+WARPLAB_LOGIN_FAILURES_PER_ADDRESS = env.int("WARPLAB_LOGIN_FAILURES_PER_ADDRESS", default=25)
 AXES_COOLOFF_TIME = env.float("AXES_COOLOFF_HOURS", default=0.25)  # hours
-AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], ["ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 LOGIN_URL = "/accounts/login/"
