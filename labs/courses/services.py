@@ -329,12 +329,17 @@ def set_override(
     student: str = "",
     group: str = "",
 ) -> Override:
-    """An extension for one student or one of the course's groups (see `labs.models.course.Override`)."""
+    """An extension for one student or one of the course's groups (see `labs.models.course.Override`).
+
+    A due date alone moves the hard close only later: to the new due date when that is past the assignment's
+    close, else the assignment's own close holds. A hard close given explicitly is taken as given.
+    """
     course = assignment.course
     _require(access.may_run(course, actor), "Only the course's instructors grant extensions.")
     if bool(student) == bool(group):
         raise CourseInputError("An override names one student or one group.", "student")
-    close_at = close_at or due_at
+    if close_at is None and due_at is not None:
+        close_at = max(due_at, assignment.close_at)
     _check_dates(assignment.release_at, due_at, close_at)
     target: dict[str, Any] = {}
     if student:

@@ -90,3 +90,38 @@ def test_a_student_does_not_see_an_unreleased_assignment(course, ian, alice):
     later = make_assignment(course, ian, released=-timedelta(days=1))
     assert client_for(alice).get(f"/courses/{course.slug}/a/{later.slug}/").status_code == 404
     assert client_for(ian).get(f"/courses/{course.slug}/a/{later.slug}/").status_code == 200
+
+
+def test_a_group_extension_of_the_due_date_alone_keeps_the_assignments_hard_close(course, ian, alice):
+    assignment = make_assignment(course, ian, close_after_due=timedelta(days=3))
+    services.set_group(course, ian, "s1", ["alice"])
+    when = (assignment.due_at + timedelta(days=1)).replace(second=0, microsecond=0)
+    response = client_for(ian).post(
+        f"/courses/{course.slug}/a/{assignment.slug}/overrides",
+        {"group": "s1", "due_at": when.strftime("%Y-%m-%dT%H:%M")},
+    )
+    assert response.status_code == 302
+    alices = grading.dates_for(assignment, alice)
+    assert alices.due_at == when and alices.close_at == assignment.close_at  # not pulled in to the new due date
+
+
+def test_a_due_date_past_the_hard_close_carries_the_close_with_it(course, ian, alice):
+    assignment = make_assignment(course, ian, close_after_due=timedelta(days=3))
+    later = assignment.close_at + timedelta(days=2)
+    override = services.set_override(assignment, ian, student="alice", due_at=later)
+    assert override.due_at == later and override.close_at == later
+
+
+def test_a_hard_close_given_with_the_extension_is_taken_as_given(course, ian, alice):
+    assignment = make_assignment(course, ian, close_after_due=timedelta(days=3))
+    due, close = assignment.due_at + timedelta(days=1), assignment.due_at + timedelta(days=2)
+    services.set_override(assignment, ian, student="alice", due_at=due, close_at=close)
+    assert grading.dates_for(assignment, alice).close_at == close
+
+
+def test_the_extension_form_says_what_each_field_changes(course, ian):
+    assignment = make_assignment(course, ian)
+    page = client_for(ian).get(f"/courses/{course.slug}/a/{assignment.slug}/").content.decode()
+    assert 'aria-describedby="o-due-help"' in page and 'aria-describedby="o-close-help"' in page
+    assert "Changes the due date: late credit counts from it" in page
+    assert "Changes the hard close: no run after it counts" in page and "never earlier" in page
