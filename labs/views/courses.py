@@ -6,6 +6,8 @@ Every change goes through `labs.courses.services`; its `CourseInputError` is sho
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -89,15 +91,33 @@ def course_list(request: HttpRequest) -> HttpResponse:
 # --- one course ----------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class MyAssignment:
+    """One assignment as a student sees it on the course page: their own dates and the feedback left for them."""
+
+    assignment: Assignment
+    dates: grading.Dates
+    feedback: list[Feedback]
+
+
+def _mine(course: Course, user: Any, assignments: Iterable[Assignment]) -> list[MyAssignment]:
+    feedback: dict[int, list[Feedback]] = {}
+    for f in Feedback.objects.filter(assignment__course=course, student=user).select_related("author"):
+        feedback.setdefault(f.assignment_id, []).append(f)
+    return [MyAssignment(a, grading.dates_for(a, user), feedback.get(a.pk, [])) for a in assignments]
+
+
 def course_page(request: HttpRequest, course: Course, error: str = "", status: int = 200, **extra) -> HttpResponse:
     user = request.user
     teaching = access.may_teach(course, user)
+    assignments = access.visible_assignments(course, user)
     context = {
         "course": course,
         "role": access.role_in(course, user) or ("admin" if access.is_admin(user) else None),
         "teaching": teaching,
         "running": access.may_run(course, user),
-        "assignments": access.visible_assignments(course, user),
+        "assignments": assignments,
+        "mine": _mine(course, user, assignments) if access.role_in(course, user) == Role.STUDENT else [],
         "memberships": course.memberships.select_related("user") if teaching else [],
         "groups": course.groups.prefetch_related("members") if teaching else [],
         "board_choices": BoardNames.choices,
