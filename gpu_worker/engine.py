@@ -367,6 +367,8 @@ def _start(job: Job, outcome: Outcome, uid: int | None) -> _Started | Result:
     outcome.send("started", backend=backend, device=outcome.device, worker=_worker(backend), sandbox=outcome.sandbox)
     if rejection:
         return outcome.finish("rejected", rejection)
+    if (no_sweep := plan.sweep_refusal(job, backend)) is not None:
+        outcome.send("log", message=no_sweep)
     return _Started(runs, extra)
 
 

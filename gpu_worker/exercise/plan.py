@@ -60,6 +60,21 @@ def runs(job: Job, backend: str) -> list[dict[str, Any]]:
 SWEEP_GPU_BUDGET_S = 0.1  # a sweep point's timing budget: a curve needs less precision than a graded time
 
 
+def sweep_refusal(job: Job, backend: str) -> str | None:
+    """Why a block-size sweep the learner asked for does not run here (None: it runs, or none was asked):
+    said to them as the job starts, never silently nothing."""
+    if job.launch is None or not job.launch.sweep_blocks:
+        return None
+    if backend != "cuda":
+        return (
+            "no block-size sweep on this run: it went to the CPU tier, where nothing is timed and a curve of "
+            "simulated threads would measure nothing; the sweep runs when a GPU worker serves the lab"
+        )
+    if job.exercise.language == "triton":
+        return "no block-size sweep for Triton: its block is num_warps, set in the kernel's launch options"
+    return None
+
+
 def sweep_runs(job: Job, backend: str, largest: dict[str, Any]) -> list[dict[str, Any]]:
     """The learner's block-size sweep: one more run per other block size they asked for, at the largest size.
 

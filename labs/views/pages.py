@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 
 from labs.curriculum.lessons import LessonContext, render_lesson
-from labs.fleet import heartbeats, languages
+from labs.fleet import heartbeats, languages, routing
 from labs.models import Exercise, Module
 from labs.models.run import Language
 from labs.runs import progress
@@ -59,5 +59,7 @@ def exercise_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "language_options": [(code, labels.get(code, code)) for code in exercise.languages],
         "exercise_data": data,
         "block_sizes": block_sizes,
+        # the sweep times every block size: only where this lab's runs go to a GPU now, and said so where not
+        "sweep_on_gpu": bool(block_sizes) and routing.route(exercise).queue.startswith("gpu."),
     }
     return render(request, "labs/exercise.html", context)

@@ -132,3 +132,20 @@ def test_the_judge_keeps_a_point_s_checks_and_its_runtime_error_out_of_the_verdi
     graded = _Judge(job, runs, lambda kind, **f: None)
     graded({"type": "runtime_error", "index": 0, "message": "a fault in the graded launch"})
     assert graded.state.verdict == "runtime_error"
+
+
+def test_a_sweep_asked_for_on_the_cpu_tier_is_said_not_to_run_and_the_job_is_judged_as_usual():
+    from gpu_worker.engine import run_job
+
+    events = []
+    result = run_job(_job(), events.append, backend="sim")
+    said = [e.model_dump().get("message", "") for e in events if e.type == "log"]
+    assert result.verdict == "accepted", result.message
+    assert any("no block-size sweep on this run: it went to the CPU tier" in m for m in said)
+    assert [e.type for e in events].index("log") == [e.type for e in events].index("started") + 1
+
+
+def test_a_sweep_not_asked_for_or_on_a_gpu_says_nothing():
+    assert plan.sweep_refusal(_job(sweep=False), "sim") is None
+    assert plan.sweep_refusal(_job(), "cuda") is None
+    assert "Triton" in (plan.sweep_refusal(_job(language="triton"), "cuda") or "")

@@ -56,3 +56,18 @@ def test_a_sweep_is_refused_where_the_launch_is_fixed_or_the_flag_is_not_a_boole
     assert _submit(alice, exercise="coalescing", sweep=True).status_code == 400
     assert _submit(alice, sweep="yes").json()["error"] == "'sweep' must be true or false."
     assert not Submission.objects.exists()
+
+
+def test_where_the_lab_runs_on_the_cpu_tier_the_sweep_is_off_and_says_why(alice, labs_loaded):
+    page = client_for(alice).get("/exercises/vector-add/").content.decode()
+    assert 'id="sweep-blocks" disabled' in page
+    assert "this lab's runs go to the CPU tier now, where nothing is timed" in page
+
+
+def test_where_the_lab_runs_on_a_gpu_the_sweep_is_offered(alice, labs_loaded):
+    from labs.models import Exercise
+
+    Exercise.objects.filter(slug="vector-add").update(pool="gpu.h100.full")
+    page = client_for(alice).get("/exercises/vector-add/").content.decode()
+    assert '<input type="checkbox" id="sweep-blocks"> Sweep every block size' in page
+    assert "where nothing is timed" not in page
