@@ -94,11 +94,12 @@ class StudentPageTests(BrowserTestCase):
         editor = page.locator("#editor").bounding_box()
         assert editor is not None and editor["x"] >= 0 and editor["x"] + editor["width"] <= 390
         page.select_option("#block-size", "128")  # the occupancy graphs follow the student's choice
-        page.check("#sweep-blocks")  # asks for the other block sizes too (a GPU lane runs them; sim does not)
+        assert page.is_disabled("#sweep-blocks")  # the sweep times on a GPU: on the CPU tier it says why it is off
+        assert "nothing is timed" in page.inner_text("#sweep-note")
         self.replace_source(REFERENCE)
         page.keyboard.press("Control+Enter")  # submits from the editor
         page.wait_for_selector("#verdict[data-verdict=accepted]", timeout=60_000)
-        assert Submission.objects.latest("pk").launch["sweep_blocks"] == [32, 64, 256, 512, 1024]
+        assert Submission.objects.latest("pk").launch["block"] == ["128"]
         page.wait_for_function(
             "() => { const r = document.querySelector('#verdict').getBoundingClientRect();"
             " return r.top >= 0 && r.bottom <= window.innerHeight; }"
