@@ -309,7 +309,7 @@ def create_assignment(
         correctness_weight=correctness_weight,
     )
     for order, item in enumerate(items):
-        exercise = Exercise.objects.filter(slug=item.exercise, published=True).first()
+        exercise = Exercise.objects.for_course(course).filter(slug=item.exercise).first()
         if exercise is None:
             raise CourseInputError(f"There is no exercise called '{item.exercise}'.", "exercises")
         if item.points <= 0 or item.goal <= 0:

@@ -173,7 +173,7 @@ def course_people(request: HttpRequest, slug: str) -> HttpResponse:
 def _assignment_form(request: HttpRequest, course: Course, error: str = "", status: int = 200) -> HttpResponse:
     context = {
         "course": course,
-        "exercises": Exercise.objects.filter(published=True).select_related("module"),
+        "exercises": Exercise.objects.for_course(course).select_related("module"),
         "rules": GradingRule.choices,
         "selections": Selection.choices,
         "values": request.POST,
