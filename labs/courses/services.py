@@ -160,7 +160,8 @@ def _parse_roster(text: str) -> list[tuple[int, dict[str, str]]]:
 def enrol_roster(course: Course, actor: User, text: str) -> RosterReport:
     """Enrol every student of a CSV roster (columns: username, email, first_name, last_name, group).
 
-    Unknown users are created without a password (they log in through LTI or have one set); a whole roster
+    Unknown users are created without a password (the course page then shows each an invitation to set one,
+    `labs.accounts.invite`, and LTI launches need none); a whole roster
     is enrolled or, on any bad line, none of it.
     """
     _require(access.may_run(course, actor), "Only the course's instructors enrol a roster.")
@@ -308,7 +309,7 @@ def create_assignment(
         correctness_weight=correctness_weight,
     )
     for order, item in enumerate(items):
-        exercise = Exercise.objects.filter(slug=item.exercise, published=True).first()
+        exercise = Exercise.objects.for_course(course).filter(slug=item.exercise).first()
         if exercise is None:
             raise CourseInputError(f"There is no exercise called '{item.exercise}'.", "exercises")
         if item.points <= 0 or item.goal <= 0:

@@ -5,7 +5,10 @@ file and field of any fault), writes it into a hidden, unpublished draft exercis
 every sample case through the normal submit path on the `sim` queue. Publishing needs every sample finished
 with the verdict it must get on `sim`; it copies the draft into the live exercise `<slug>` with the next
 version (so a run's job carries the version it ran against) and leaves the draft to edit further. Drafts are
-never visible to students: their exercises are unpublished until then.
+never visible to students: their exercises are unpublished until then. An author publishes into a course they
+run, and only its members see the lab; only an admin publishes into the public catalogue, for everyone. A lab
+started as a copy of another gets a fresh `uuid` (and its own slug) in its lab.yaml, so its zip loads as a lab
+of its own.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from gpu_worker.exercise.labspec import LabError, ModuleSpec, load_lab
 from labs.courses import access
 from labs.courses.services import CourseInputError
 from labs.curriculum.services import exercise_values
-from labs.models import Exercise, LabDraft, Module, Submission
+from labs.models import Course, Exercise, LabDraft, Module, Submission
 from labs.runs.services import submit_run
 
 MAX_FILES = 64
@@ -83,6 +86,13 @@ def save_draft(actor: User, slug: str, module_slug: str, files: dict[str, str]) 
     draft.files, draft.module, draft.validation, draft.validated_at = files, module, [], None
     draft.save()
     return draft
+
+
+def copy_files(files: dict[str, str], source_slug: str, slug: str) -> dict[str, str]:
+    """Another lab's folder as the start of a new one: its lab.yaml gets the new slug and a fresh uuid."""
+    lab_yaml = re.sub(rf"^slug:\s*{re.escape(source_slug)}\s*$", f"slug: {slug}", files.get("lab.yaml", ""), flags=re.M)
+    lab_yaml = re.sub(r"^uuid:.*$", f"uuid: {uuid.uuid4()}", lab_yaml, count=1, flags=re.M)
+    return files | {"lab.yaml": lab_yaml}
 
 
 def files_from_zip(data: bytes) -> dict[str, str]:
@@ -180,10 +190,21 @@ def validation_state(draft: LabDraft) -> list[CaseState]:
     return states
 
 
+def _require_publish_into(course: Course | None, actor: User) -> None:
+    if course is None and not access.is_admin(actor):
+        raise CourseInputError("Choose a course you run; only an admin publishes into the public catalogue.", "course")
+    if course is not None and not (access.is_admin(actor) or access.may_run(course, actor)):
+        raise PermissionDenied("Only the course's instructors publish a lab into it.")
+
+
 @transaction.atomic
-def publish(draft: LabDraft, actor: User) -> Exercise:
-    """Publish a validated draft whose every sample got its verdict: the live exercise, at its next version."""
+def publish(draft: LabDraft, actor: User, course: Course | None = None) -> Exercise:
+    """Publish a validated draft whose every sample got its verdict: the live exercise, at its next version.
+
+    It is published into `course` (only its members see it), or with none into the public catalogue (admins only).
+    """
     _require(draft, actor)
+    _require_publish_into(course, actor)
     states = validation_state(draft)
     if not states:
         raise CourseInputError("Validate the lab before publishing it.", "validation")
@@ -195,7 +216,7 @@ def publish(draft: LabDraft, actor: User) -> Exercise:
             "validation",
         )
     lab = _load(draft)
-    values = exercise_values(lab, draft.module) | {"published": True}
+    values = exercise_values(lab, draft.module) | {"published": True, "course": course}
     live = draft.published or Exercise.objects.filter(slug=draft.slug).first()
     if live is None:
         live = Exercise.objects.create(uuid=uuid.uuid4(), **values)

@@ -67,16 +67,16 @@ class ModuleProgress:
 def modules_progress(user: Any, modules: Iterable[Any]) -> list[ModuleProgress]:
     """Each module with its published exercises and the learner's state on each, in the modules' order."""
     modules = list(modules)
-    exercises = {m.pk: [e for e in m.exercises.all() if e.published] for m in modules}
+    exercises = {m.pk: list(m.exercises.visible_to(user)) for m in modules}
     states = exercise_states(user, [e for es in exercises.values() for e in es])
     return [
         ModuleProgress(m, [ExerciseProgress(e, states.get(e.pk, NOT_TRIED)) for e in exercises[m.pk]]) for m in modules
     ]
 
 
-def next_exercise(exercise: Exercise) -> Exercise | None:
-    """The published exercise after this one in the course order (module number, then order), or None."""
-    ordered = list(Exercise.objects.filter(published=True).select_related("module"))
+def next_exercise(exercise: Exercise, user: Any) -> Exercise | None:
+    """The exercise `user` sees after this one in the course order (module number, then order), or None."""
+    ordered = list(Exercise.objects.visible_to(user).select_related("module"))
     for i, candidate in enumerate(ordered):
         if candidate.pk == exercise.pk:
             return ordered[i + 1] if i + 1 < len(ordered) else None

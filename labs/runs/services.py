@@ -48,7 +48,8 @@ class SubmissionRejected(ValueError):
 def _validate_submission(user: User, exercise_slug: Any, language: Any, source: Any, draft: bool = False) -> Exercise:
     if not isinstance(exercise_slug, str) or not exercise_slug:
         raise SubmissionRejected("Say which exercise this is for ('exercise').")
-    exercise = Exercise.objects.filter(slug=exercise_slug, **({} if draft else {"published": True})).first()
+    exercises = Exercise.objects.all() if draft else Exercise.objects.visible_to(user)
+    exercise = exercises.filter(slug=exercise_slug).first()
     if exercise is None:
         raise SubmissionRejected(f"There is no exercise called '{exercise_slug}'.", status=404)
     if language not in LANGUAGES:

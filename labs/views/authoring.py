@@ -12,9 +12,10 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
+from labs.courses import access
 from labs.courses.services import CourseInputError
 from labs.curriculum import authoring
-from labs.models import Exercise, LabDraft, Module
+from labs.models import Course, Exercise, LabDraft, Module
 
 TEXT_SUFFIXES = {".yaml", ".yml", ".md", ".py", ".cu", ".txt"}
 
@@ -55,8 +56,7 @@ def draft_list(request: HttpRequest) -> HttpResponse:
                 source = Exercise.objects.filter(slug=post.get("copy_of", ""), published=True).first()
                 if source is None:
                     raise CourseInputError("Upload a lab folder as a zip, or pick a lab to start from.", "copy_of")
-                files = _folder_files(source)
-                files["lab.yaml"] = files.get("lab.yaml", "").replace(f"slug: {source.slug}", f"slug: {post['slug']}")
+                files = authoring.copy_files(_folder_files(source), source.slug, post.get("slug", ""))
             draft = authoring.save_draft(request.user, post.get("slug", ""), post.get("module", ""), files)
             return redirect("labs:draft", draft.slug)
         except CourseInputError as exc:
@@ -75,6 +75,8 @@ def _editor(request: HttpRequest, draft: LabDraft, error: str = "", status: int 
     states = authoring.validation_state(draft)
     context = {
         "draft": draft,
+        "courses": [c for c in access.courses_for(request.user) if access.may_run(c, request.user)],
+        "may_publish_publicly": access.is_admin(request.user),
         "files": sorted(draft.files.items()),
         "states": states,
         "publishable": bool(states) and all(s.matches for s in states),
@@ -82,6 +84,17 @@ def _editor(request: HttpRequest, draft: LabDraft, error: str = "", status: int 
         **extra,
     }
     return render(request, "labs/authoring/draft.html", context, status=status)
+
+
+def _publish_into(request: HttpRequest) -> Course | None:
+    """The course a draft is published into (one the author runs), or None for the public catalogue."""
+    slug = request.POST.get("course", "")
+    if not slug:
+        return None
+    course = Course.objects.filter(slug=slug).first()
+    if course is None or not access.may_see(course, request.user):
+        raise CourseInputError(f"There is no course called {slug!r}.", "course")
+    return course
 
 
 @login_required
@@ -102,7 +115,7 @@ def draft_detail(request: HttpRequest, slug: str) -> HttpResponse:
         elif action == "validate":
             authoring.validate(draft, request.user)
         elif action == "publish":
-            exercise = authoring.publish(draft, request.user)
+            exercise = authoring.publish(draft, request.user, _publish_into(request))
             return _editor(request, draft, published=exercise)
         else:
             raise CourseInputError(f"Unknown action {action!r}.", "action")

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -20,6 +21,7 @@ from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_GET, require_POST
 
 from gpu_worker.exercise.labspec import LabError, find_lab
+from labs import accounts
 from labs.courses import access, grading, services
 from labs.courses.services import CourseInputError, ItemSpec
 from labs.models import Assignment, Course, Exercise, Feedback, LtiPlatform
@@ -150,7 +152,9 @@ def course_people(request: HttpRequest, slug: str) -> HttpResponse:
             upload = request.FILES.get("roster")
             text = upload.read().decode("utf-8", errors="replace") if upload else request.POST.get("roster_text", "")
             report = services.enrol_roster(course, request.user, text)
-            return course_page(request, course, roster_report=report)
+            created = User.objects.filter(username__in=report.created).order_by("username")
+            invitations = accounts.invite(created, request.build_absolute_uri, request.user.get_username())
+            return course_page(request, course, roster_report=report, invitations=invitations)
         elif action == "group":
             names = [n.strip() for n in request.POST.get("members", "").replace("\n", ",").split(",") if n.strip()]
             services.set_group(course, request.user, request.POST.get("name", ""), names)
@@ -169,7 +173,7 @@ def course_people(request: HttpRequest, slug: str) -> HttpResponse:
 def _assignment_form(request: HttpRequest, course: Course, error: str = "", status: int = 200) -> HttpResponse:
     context = {
         "course": course,
-        "exercises": Exercise.objects.filter(published=True).select_related("module"),
+        "exercises": Exercise.objects.for_course(course).select_related("module"),
         "rules": GradingRule.choices,
         "selections": Selection.choices,
         "values": request.POST,

@@ -29,14 +29,14 @@ def module_detail(request: HttpRequest, slug: str) -> HttpResponse:
     except redis.RedisError:  # the lesson still reads without a fleet: its figures say "datasheets only"
         workers = []
     lesson = render_lesson(module.lesson, LessonContext(workers=workers))
-    exercises = [e for e in module.exercises.all() if e.published]
+    exercises = list(module.exercises.visible_to(request.user))
     context = {"module": module, "lesson_html": lesson.html, "figures": lesson.figures, "exercises": exercises}
     return render(request, "labs/module_detail.html", context)
 
 
 @login_required
 def exercise_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    exercise = get_object_or_404(Exercise.objects.select_related("module"), slug=slug, published=True)
+    exercise = get_object_or_404(Exercise.objects.visible_to(request.user).select_related("module"), slug=slug)
     labels = dict(Language.choices)
     data = {
         "slug": exercise.slug,
@@ -52,7 +52,7 @@ def exercise_detail(request: HttpRequest, slug: str) -> HttpResponse:
     choices = (exercise.harness or {}).get("launch_choices") or {}
     default_block = str(((exercise.harness or {}).get("launch") or {}).get("block", [""])[0])
     block_sizes = [(size, str(size) == default_block) for size in choices.get("block", [])]
-    if (after := progress.next_exercise(exercise)) is not None:
+    if (after := progress.next_exercise(exercise, request.user)) is not None:
         data["next_exercise"] = {"title": after.title, "url": reverse("labs:exercise", args=[after.slug])}
     context = {
         "exercise": exercise,

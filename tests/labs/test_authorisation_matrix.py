@@ -50,6 +50,9 @@ HTTP = {
     ("POST", "/lti/launch/"): (400, 400, 400, 400, 400),  # public, and refused without a signed id_token
     ("POST", "/api/submissions/{run}/profile"): (409, 404, 409, 409, 401),  # 409: a sim run has no profile
     ("GET", "/lti/login/"): (400, 400, 400, 400, 400),
+    # public: an invitation's token is the credential; a wrong or used one is refused on the page (200)
+    ("GET", "/accounts/invitation/MQ/not-a-token/"): (200, 200, 200, 200, 200),
+    ("GET", "/accounts/invitation/done/"): (200, 200, 200, 200, 200),
     ("GET", "/admin/"): (ADMIN_LOGIN, ADMIN_LOGIN, 200, 200, ADMIN_LOGIN),
     ("GET", "/admin/labs/submission/"): (ADMIN_LOGIN, ADMIN_LOGIN, 403, 200, ADMIN_LOGIN),
     ("GET", "/admin/auth/user/"): (ADMIN_LOGIN, ADMIN_LOGIN, 403, 200, ADMIN_LOGIN),

@@ -15,7 +15,7 @@ from labs.curriculum import authoring
 from labs.models import Exercise, LabDraft
 from labs.views.authoring import _folder_files
 from tests import processes
-from tests.labs.courses.factories import fast_passwords  # noqa: F401
+from tests.labs.courses.factories import fast_passwords, make_course  # noqa: F401
 from tests.labs.factories import client_for, make_instructor
 
 pytestmark = [
@@ -67,6 +67,7 @@ def _validate_and_wait(client, draft):
 
 
 def test_a_draft_is_published_only_once_every_sample_gets_its_verdict_on_sim(workers, ian, alice, labs_loaded):
+    course = make_course(ian, students=(alice,))
     ians = client_for(ian)
     assert ians.post("/authoring/", {"slug": "my-add", "module": "silicon", "copy_of": "vector-add"}).status_code == 302
     files = _files()
@@ -74,7 +75,7 @@ def test_a_draft_is_published_only_once_every_sample_gets_its_verdict_on_sim(wor
     files[expected] = files[expected].replace("wrong_answer", "accepted")
     draft = authoring.save_draft(ian, "my-add", "silicon", files)
     assert _validate_and_wait(ians, draft)["off-by-one"] == ("accepted", "wrong_answer")
-    page = ians.post("/authoring/my-add/", {"action": "publish"})
+    page = ians.post("/authoring/my-add/", {"action": "publish", "course": course.slug})
     assert (
         page.status_code == 400
         and "tests/off-by-one: expected accepted on sim, got wrong_answer" in page.content.decode()
@@ -87,10 +88,13 @@ def test_a_draft_is_published_only_once_every_sample_gets_its_verdict_on_sim(wor
         "reference-numba": ("accepted", "accepted"),
         "off-by-one": ("wrong_answer", "wrong_answer"),
     }
-    assert 'id="published"' in ians.post("/authoring/my-add/", {"action": "publish"}).content.decode()
+    assert (
+        'id="published"'
+        in ians.post("/authoring/my-add/", {"action": "publish", "course": course.slug}).content.decode()
+    )
     live = Exercise.objects.get(slug="my-add")
     assert live.published and client_for(alice).get("/exercises/my-add/").status_code == 200
-    assert authoring.publish(LabDraft.objects.get(pk=draft.pk), ian).version == live.version + 1
+    assert authoring.publish(LabDraft.objects.get(pk=draft.pk), ian, course).version == live.version + 1
 
 
 def test_a_draft_downloads_as_a_folder_and_uploads_back_the_same(ian, labs_loaded):
