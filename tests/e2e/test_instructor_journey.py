@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from gpu_worker.exercise.labspec import find_lab
 from tests.e2e.browser import BrowserTestCase
+from tests.labs.courses.factories import make_course
 from tests.labs.factories import make_instructor
 
 REFERENCE = {case.name: case for case in find_lab("vector-add").cases}["reference-numba"]
@@ -97,7 +98,7 @@ class InstructorJourneyTests(BrowserTestCase):
         assert "No ranked run yet" in ian_page.inner_text("#board-vector-add")
 
     def test_ian_authors_a_lab_validates_it_on_sim_and_publishes_it(self):
-        make_instructor("ian")
+        course = make_course(make_instructor("ian"))  # a lab is published into a course its author runs
         page = self.log_in("ian")
         page.click("#nav-authoring")
         page.fill("#d-slug", "my-add")
@@ -130,8 +131,10 @@ class InstructorJourneyTests(BrowserTestCase):
             page.reload()
         rows = page.eval_on_selector_all("#validation tr[data-case]", "rs => rs.map(r => r.innerText)")
         assert len(rows) >= 4 and all("✓" in r for r in rows), rows
+        page.select_option("#publish-into", course.slug)
         page.click("#publish")
         page.wait_for_selector("#published")
+        assert "for the members of GPU Programming only" in page.inner_text("#published")
         page.click("#published a")
         page.wait_for_selector(".cm-content")
         assert all("status of 400" in e for e in self.console_errors)  # only the refused lab.yaml's page
