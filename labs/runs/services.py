@@ -200,10 +200,12 @@ def _broadcast(submission: Submission, payload: dict) -> None:
 def record_event(submission_id: int, payload: dict, attempt: int | None = None) -> None:
     """Store and broadcast one event from a worker.
 
-    Dropped: an event from an attempt that is not the run's current one, and any event of a finished run. A
-    run's story ends with its final event, stored with its result (`record_result`): an event that reaches
-    this side after it (a straggler, a redelivery) would be told after the end, so it is not told at all.
-    The run's row is locked while the event is stored, so a result cannot land between the check and the row.
+    Dropped: an event from an attempt that is not the run's current one, and an event of a finished run
+    numbered after its final event. A run's story ends with its final event, stored with its result
+    (`record_result`): a straggler numbered after it would be told after the end, so it is not told at all.
+    One numbered before it (a report that waited out a database restart in Celery's retries) takes its place
+    inside the story. The run's row is locked while the event is stored, so a result cannot land between the
+    check and the row.
     """
     event = Event.model_validate(payload).to_wire()
     with transaction.atomic():
@@ -212,19 +214,29 @@ def record_event(submission_id: int, payload: dict, attempt: int | None = None) 
             log.warning("event for unknown submission %s dropped", submission_id)
             return
         if submission.finished:
-            log.info("event %s of run %s dropped: the run has finished", event["seq"], submission_id)
-            return
-        if attempt is not None and not ledger.accepts(submission, attempt):
+            stored = _store_late_event(submission, event, attempt)
+        elif attempt is not None and not ledger.accepts(submission, attempt):
             log.info("event of attempt %s of run %s dropped: not its current attempt", attempt, submission_id)
             return
-        now = timezone.now()
-        updates: dict[str, Any] = {"last_event_at": now, **ledger.renew(submission, now)}
-        if event["type"] == "started":
-            updates |= {"status": Status.RUNNING, "started_at": now}
-        Submission.objects.filter(pk=submission.pk).update(**updates)
-        stored = _store_event(submission, event)
+        else:
+            now = timezone.now()
+            updates: dict[str, Any] = {"last_event_at": now, **ledger.renew(submission, now)}
+            if event["type"] == "started":
+                updates |= {"status": Status.RUNNING, "started_at": now}
+            Submission.objects.filter(pk=submission.pk).update(**updates)
+            stored = _store_event(submission, event)
     if stored:
         _broadcast(submission, event)
+
+
+def _store_late_event(submission: Submission, event: dict, attempt: int | None) -> bool:
+    """A finished run's event: kept only inside its story (numbered before its final event, its attempt's)."""
+    final = submission.events.filter(type__in=FINAL_EVENTS).order_by("-seq").values_list("seq", flat=True).first()
+    inside = final is not None and event["seq"] < final and event["type"] not in FINAL_EVENTS
+    if not inside or (attempt is not None and attempt != submission.attempts):
+        log.info("event %s of run %s dropped: after the end of its story", event["seq"], submission.pk)
+        return False
+    return _store_event(submission, event)
 
 
 def record_result(

@@ -94,6 +94,14 @@ def test_an_event_that_arrives_after_the_result_is_not_told(run):
     assert story(run)[-1] == (3, "done") and len(story(run)) == 3
 
 
+def test_an_event_delayed_past_the_result_takes_its_place_inside_the_story(run):
+    finish(run, done_seq=5)  # the worker's started (seq 2) waited out a database restart in Celery's retries
+    services.record_event(run.pk, {"type": "started", "seq": 2}, attempt=None)
+    services.record_event(run.pk, {"type": "done", "seq": 4, "verdict": "wrong_answer"})  # never a second end
+    run.refresh_from_db()
+    assert story(run) == [(1, "queued"), (2, "started"), (5, "done")] and run.status == "done"
+
+
 def test_a_lost_run_ends_with_an_error_event(run):
     services.record_event(run.pk, {"type": "started", "seq": 2})
     services._end_as_lost(run, "The worker was lost.")
