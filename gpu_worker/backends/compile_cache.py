@@ -19,6 +19,7 @@ under the worker's cache folder, outside every sandbox; the oldest are removed p
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -43,7 +44,9 @@ def folder() -> Path:
     return Path(base) / "compiled"
 
 
+@functools.cache
 def _versions() -> dict[str, str]:
+    """The toolchain's versions: read once per process (a job's key used to read seven package records)."""
     found = {}
     for name in TOOLCHAIN:
         with contextlib.suppress(metadata.PackageNotFoundError):

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from gpu_worker.exercise.inputs import INT_SENTINEL, arguments
+from gpu_worker.exercise.inputs import INT_SENTINEL, arguments, draw_dtype
 from gpu_worker.protocol import ArgSpec
 
 SCHEME = "curand-philox4x32-10/1"  # in the seed's key: a new scheme compiles its kernels into the seed again
@@ -34,11 +34,6 @@ def generator(cp: Any, seed: int) -> Any:
     return cp.random.RandomState(seed, method=curand.CURAND_RNG_PSEUDO_PHILOX4_32_10)
 
 
-def _draw_dtype(dtype: np.dtype) -> Any:
-    """The float type cuRAND draws in: the array's own for float32 and float64, float32 then a cast otherwise."""
-    return np.float64 if dtype == np.float64 else np.float32
-
-
 def _input_array(cp: Any, arg: ArgSpec, shape: tuple[int, ...], rng: Any) -> Any:
     dtype = np.dtype(arg.dtype)
     if arg.init == "arange":
@@ -48,8 +43,8 @@ def _input_array(cp: Any, arg: ArgSpec, shape: tuple[int, ...], rng: Any) -> Any
         high = 1000 if arg.init == "randint" else 100
         return rng.randint(0, high, size=shape, dtype=np.int64 if dtype.itemsize > 4 else np.int32).astype(dtype)
     if arg.init == "normal":
-        return rng.standard_normal(shape, dtype=_draw_dtype(dtype)).astype(dtype, copy=False)
-    drawn = rng.random_sample(shape, dtype=_draw_dtype(dtype))
+        return rng.standard_normal(shape, dtype=draw_dtype(dtype)).astype(dtype, copy=False)
+    drawn = rng.random_sample(shape, dtype=draw_dtype(dtype))
     drawn *= 2.0
     drawn -= 1.0  # [0, 1) to [-1, 1), as on the host
     return drawn.astype(dtype, copy=False)

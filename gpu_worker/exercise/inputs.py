@@ -45,7 +45,7 @@ def poison_value(dtype: str) -> float:
     return float("nan") if np.issubdtype(np.dtype(dtype), np.floating) else float(INT_SENTINEL.get(dtype, -1))
 
 
-def _draw_dtype(dtype: np.dtype) -> type[np.floating]:
+def draw_dtype(dtype: np.dtype) -> type[np.floating]:
     """The float type to draw in: the array's own when NumPy's generator has it, else float32 then cast."""
     return np.float64 if dtype == np.float64 else np.float32
 
@@ -63,8 +63,8 @@ def _input_array(arg: ArgSpec, shape: tuple[int, ...], rng: np.random.Generator)
         drawn_int = rng.integers(0, high, size=shape, dtype=np.int64 if dtype.itemsize > 4 else np.int32)
         return drawn_int.astype(dtype, copy=False)
     if arg.init == "normal":
-        return rng.standard_normal(shape, dtype=_draw_dtype(dtype)).astype(dtype, copy=False)
-    drawn = rng.random(shape, dtype=_draw_dtype(dtype))
+        return rng.standard_normal(shape, dtype=draw_dtype(dtype)).astype(dtype, copy=False)
+    drawn = rng.random(shape, dtype=draw_dtype(dtype))
     drawn *= 2.0
     drawn -= 1.0  # [0, 1) to [-1, 1): exact in binary floating point
     return drawn.astype(dtype, copy=False)
