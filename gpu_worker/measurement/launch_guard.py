@@ -66,6 +66,7 @@ class LaunchGuard:
         self.current = 0
         self.count = 0
         self.sets: list[int] = []  # the input set of each fingerprinted sample
+        self.finals: Any = None  # per set, the fingerprint of its outputs once the samples are done (`seal`)
 
     def launch(self, stream: Any) -> None:
         self.launches[self.current](stream)
@@ -89,16 +90,25 @@ class LaunchGuard:
             self.sets.append(self.current)
         self.count += 1
 
-    def finish(self, stream: Any) -> dict[str, Any]:
-        """How many samples left outputs other than their set's last sample did (0 for an honest kernel)."""
+    def seal(self, stream: Any) -> None:
+        """Queue the fingerprints of what each set's outputs hold now (the GPU's work of `finish`)."""
         cp = self.cp
-        finals = cp.zeros((len(self.outputs), max(1, len(self.outputs[0]))), dtype=cp.uint64)
+        self.finals = cp.zeros((len(self.outputs), max(1, len(self.outputs[0]))), dtype=cp.uint64)
         for k, outs in enumerate(self.outputs):
             for j, out in enumerate(outs):
-                self._fingerprint(stream, out, finals[k, j : j + 1])
+                self._fingerprint(stream, out, self.finals[k, j : j + 1])
+
+    def finish(self, stream: Any) -> dict[str, Any]:
+        """How many samples left outputs other than their set's last sample did (0 for an honest kernel).
+
+        The reading happens here, on the host; `seal` (called inside the timing lock, before anything
+        else touches the outputs) queued the final fingerprints, or this does now.
+        """
+        if self.finals is None:
+            self.seal(stream)
         stream.synchronize()
         seen = self.slots[: len(self.sets)].get()
-        last = finals.get()
+        last = self.finals.get()
         varied = sum(1 for i, k in enumerate(self.sets) if not np.array_equal(seen[i], last[k]))
         return {
             "input_sets": len(self.outputs),

@@ -4,19 +4,23 @@
 kernel on a given CuPy stream and returns a plain dict:
 
 - warm-up first, until a few milliseconds of GPU time have run (module load,
-  first-touch and clock ramp stay out of the numbers);
+  first-touch and clock ramp stay out of the numbers); a process that timed
+  a moment ago (the job's previous size) needs only a few first-touch launches;
 - "cold": per sample, a write of twice the L2's size (outside the events)
   flushes the cache, then start event, launch, stop event; a batch of samples
   is enqueued with no host synchronisation between them and read once at the
   end of the batch; batches repeat until the median's CI is tight
-  (`stats.should_stop`) or the GPU-time budget is spent;
+  (`stats.should_stop`) or the GPU-time budget is spent, each sized by what the
+  CI still needs (samples by need: a steady kernel stops after the first 20);
 - the SM clock (NVML) is read while each batch runs and after it; a batch
   whose clock fell under 75% of the default is dropped and retaken;
 - "hot", for kernels under `graph_below_ms`: K launches captured in a CUDA
   graph, each replay timed with events and divided by K (launch gaps hidden,
   caches warm);
 - the device state before and after, and whether another compute process
-  shared the GPU (the result is then flagged, never silently reported).
+  shared the GPU (the result is then flagged, never silently reported);
+- the per-GPU timing lock (`exclusive`) covers the launches alone: the state
+  reads, the harness's buffers and the guard's read-back happen outside it.
 
 The same function times CuPy `RawKernel`s and numba-cuda kernels (launched on
 `cuda.external_stream(stream.ptr)`); it imports CuPy lazily so the module
@@ -25,9 +29,11 @@ loads on machines without a GPU.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,8 +48,10 @@ class TimingConfig:
     """Knobs of one measurement; the defaults are what graded runs use."""
 
     rule: stats.StopRule = field(default_factory=stats.StopRule)
-    warmup_ms: float = 10.0  # GPU time of warm-up launches
+    warmup_ms: float = 10.0  # GPU time of warm-up launches, the first time this process times
     warmup_min: int = 3
+    warm_for_s: float = 1.0  # a process that timed this recently has a ramped clock: warm-up_min launches do
+    first_batch: int = 20  # samples in the first batch; later batches are sized by what the CI still needs
     batch_ms: float = 20.0  # GPU time of one batch of samples
     batch_max: int = 200
     hold: bool = True  # enqueue each batch behind a blocking kernel (no launch gaps inside samples)
@@ -126,6 +134,47 @@ class _Hold:
         self.timeouts += int(self.flag[1])
 
 
+@dataclass
+class _Harness:
+    """What a measurement needs besides the kernel, made outside the lock."""
+
+    flush: _Flusher | None
+    hold: _Hold | None
+    hold_error: str
+    reference_clock: int | None
+
+
+_KEPT: dict[tuple[int, int, int, bool], tuple[_Flusher | None, _Hold | None, str]] = {}
+_LAST_TIMED_END = [-math.inf]  # time.monotonic() when this process last let go of the GPU
+
+
+def _harness(cp: Any, config: TimingConfig, nvml: Nvml | None) -> _Harness:
+    """The flush buffer and the blocking kernel's pinned flag (kept for the next size), the reference clock.
+
+    Allocating them (pinned host memory, 2 x L2 of device memory, NVML reads) inside the lock made every
+    holder wait on host calls that a busy host slows down (run 21).
+    """
+    device = cp.cuda.Device().id
+    nbytes = 0
+    if config.flush:
+        l2 = cp.cuda.runtime.getDeviceProperties(device)["l2CacheSize"]
+        nbytes = int(config.flush_factor * l2)
+    key = (id(cp), device, nbytes, config.hold)
+    if key not in _KEPT:
+        hold, hold_error = None, ""
+        if config.hold:
+            try:
+                hold = _Hold(cp)
+            except Exception as exc:  # no pinned memory or no NVRTC: time without it, and say so
+                hold_error = f"{type(exc).__name__}: {exc}"[:200]
+        _KEPT[key] = (_Flusher(cp, nbytes) if nbytes else None, hold, hold_error)
+    flush, hold, hold_error = _KEPT[key]
+    if hold is not None:
+        hold.timeouts = 0  # counted per measurement
+    reference = nvml.reference_clock() if nvml is not None else None
+    return _Harness(flush, hold, hold_error, reference)
+
+
 def _events(cp: Any, n: int) -> list[Any]:
     return [cp.cuda.Event() for _ in range(n)]
 
@@ -185,9 +234,15 @@ def _batch(
 
 
 def _warmup(cp: Any, launch: Launch, stream: Any, config: TimingConfig) -> tuple[float, float, int]:
-    """Run until `warmup_ms` of GPU time; (estimated ms per launch, GPU ms spent, launches)."""
+    """Run until `warmup_ms` of GPU time; (estimated ms per launch, GPU ms spent, launches).
+
+    A process that let go of the GPU less than `warm_for_s` ago (the job's previous size) has a ramped
+    clock and a loaded module: `warmup_min` launches (first touch of this size's buffers) and an estimate do.
+    """
     launch(stream)  # first launch: module load, lazy loading, first touch
     stream.synchronize()
+    warm = time.monotonic() - _LAST_TIMED_END[0] < config.warm_for_s
+    target_ms = 0.0 if warm else config.warmup_ms
     spent, done, count, est = 0.0, 1, 1, math.inf
     while True:
         a, b = cp.cuda.Event(), cp.cuda.Event()
@@ -200,7 +255,7 @@ def _warmup(cp: Any, launch: Launch, stream: Any, config: TimingConfig) -> tuple
         spent += ms
         done += count
         est = ms / count
-        if spent >= config.warmup_ms and done >= config.warmup_min:
+        if spent >= target_ms and done >= config.warmup_min:
             return est, spent, done
         count = min(max(count * 2, 1), 1000)
 
@@ -213,28 +268,19 @@ def _cold(
     budget_ms: float,
     config: TimingConfig,
     nvml: Nvml | None,
+    harness: _Harness,
     guard: Any = None,
 ) -> dict[str, Any]:
-    flush = None
+    flush, hold, hold_error, reference = harness.flush, harness.hold, harness.hold_error, harness.reference_clock
     flush_ms = 0.0
-    if config.flush:
-        l2 = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["l2CacheSize"]
-        flush = _Flusher(cp, int(config.flush_factor * l2))
-    hold, hold_error = None, ""
-    if config.hold:
-        try:
-            hold = _Hold(cp)
-        except Exception as exc:  # no pinned memory or no NVRTC: time without it, and say so
-            hold_error = f"{type(exc).__name__}: {exc}"[:200]
     batch_max = min(config.batch_max, config.hold_batch_max) if hold else config.batch_max
-    reference = nvml.reference_clock() if nvml is not None else None
     samples: list[float] = []
     spent_ms, dropped, batches = 0.0, 0, 0
     all_clocks: list[int] = []
     reason = "noisy"
     while True:
         per_sample = est_ms + flush_ms
-        count = int(max(config.rule.min_samples // 2, min(batch_max, config.batch_ms / max(per_sample, 1e-4))))
+        count = min(_samples_needed(samples, config), batch_max, int(config.batch_ms / max(per_sample, 1e-4)))
         count = max(1, min(count, config.rule.max_samples - len(samples)))
         left = budget_ms - spent_ms
         if per_sample * count > left:
@@ -274,6 +320,20 @@ def _cold(
         "hold_timeouts": hold.timeouts if hold else 0,
         "hold_error": hold_error,
     }
+
+
+def _samples_needed(samples: list[float], config: TimingConfig) -> int:
+    """How many more samples the median's CI needs to reach the rule's precision (samples by need).
+
+    The first batch is `first_batch`; after it, the CI's half-width narrows as 1/sqrt(n), so reaching
+    `rel_precision` from `w` takes about n * ((w / rel_precision)^2 - 1) more (at least `min_samples`).
+    """
+    if len(samples) < config.rule.min_samples:
+        return max(config.first_batch, config.rule.min_samples) - len(samples)
+    ratio = stats.summarize(samples).rel_ci_half_width / config.rule.rel_precision
+    if not math.isfinite(ratio):
+        return config.rule.max_samples
+    return max(config.rule.min_samples, math.ceil(len(samples) * (ratio * ratio - 1.0)))
 
 
 def _budget_rule(rule: stats.StopRule, budget_ms: float) -> stats.StopRule:
@@ -329,32 +389,44 @@ def measure(
     nvml: Nvml | None = None,
     hot: bool | None = None,
     guard: Any = None,
+    exclusive: AbstractContextManager[float] | None = None,
 ) -> dict[str, Any]:
     """Time one kernel at one size; see the module docstring. Times are milliseconds.
 
     With a `guard` (`launch_guard.LaunchGuard`) the launches are the guard's (its input sets), every cold
-    sample is poisoned before and fingerprinted after, and `guard.finish` reads the fingerprints before
-    the hot number is taken; its report is the result's `guard`.
+    sample is poisoned before and fingerprinted after, and the guard's fingerprints are read before the
+    hot number is taken; its report is the result's `guard`.
+
+    `exclusive` (the per-GPU timing lock) is held around the launches only: the device state, the harness's
+    buffers and the guard's read-back happen outside it, so the next job's timing need not wait for them.
     """
     cp = _cupy()
     config = config or TimingConfig()
     stream = stream or cp.cuda.Stream(non_blocking=True)
     t0 = time.perf_counter()
     before = nvml.state() if nvml is not None else None
+    harness = _harness(cp, config, nvml)
     if guard is not None:
         launch = guard.launch
     guarded = None
     with stream:
-        est_ms, warm_ms, warm_n = _warmup(cp, launch, stream, config)
-        budget_ms = config.rule.gpu_budget_s * 1000.0 - warm_ms
-        want_hot = hot if hot is not None else est_ms < config.graph_below_ms
-        cold_budget = budget_ms * ((1.0 - config.hot_budget_fraction) if want_hot else 1.0)
-        cold = _cold(cp, launch, stream, est_ms, cold_budget, config, nvml, guard)
+        with exclusive if exclusive is not None else contextlib.nullcontext(0.0) as waited:
+            held_from = time.monotonic()
+            est_ms, warm_ms, warm_n = _warmup(cp, launch, stream, config)
+            budget_ms = config.rule.gpu_budget_s * 1000.0 - warm_ms
+            want_hot = hot if hot is not None else est_ms < config.graph_below_ms
+            cold_budget = budget_ms * ((1.0 - config.hot_budget_fraction) if want_hot else 1.0)
+            cold = _cold(cp, launch, stream, est_ms, cold_budget, config, nvml, harness, guard)
+            if guard is not None:
+                guard.seal(stream)  # the last outputs' fingerprints, queued before the hot replays rewrite them
+            hot_result = None
+            if want_hot:
+                hot_result = _hot(cp, launch, stream, est_ms, budget_ms - cold["gpu_ms"], config)
+            stream.synchronize()
+            _LAST_TIMED_END[0] = time.monotonic()
+            held = _LAST_TIMED_END[0] - held_from
         if guard is not None:
             guarded = guard.finish(stream)
-        hot_result = None
-        if want_hot:
-            hot_result = _hot(cp, launch, stream, est_ms, budget_ms - cold["gpu_ms"], config)
     after = nvml.state() if nvml is not None else None
     gpu_ms = warm_ms + cold["gpu_ms"] + (hot_result or {}).get("gpu_ms", 0.0)
     cold_summary = cold["summary"] or {}
@@ -385,6 +457,8 @@ def measure(
         "shared_gpu": shared,
         "flags": flags,
         "guard": guarded,
+        "lock_wait_seconds": waited,
+        "lock_held_seconds": held,
     }
 
 

@@ -62,3 +62,63 @@ def test_an_inherited_lock_excludes_other_holders(tmp_path):
     with gpu_lock.locked(fd, timeout=1), pytest.raises(gpu_lock.LockTimeout), other.hold(timeout=0.2):
         pass
     os.close(fd)
+
+
+def test_a_blocked_wait_times_out_and_leaves_no_timer_or_handler_behind(tmp_path):
+    # in a process of its own: pytest-timeout owns SIGALRM here, so this process would poll instead
+    code = textwrap.dedent(
+        f"""
+        import signal
+        from gpu_worker.measurement import gpu_lock
+        assert gpu_lock._may_block_with_a_timer()  # the main thread waits in the kernel, not by polling
+        try:
+            with gpu_lock.GpuLock("GPU-v", {str(tmp_path)!r}).hold(timeout=0.2):
+                print("got it")
+        except gpu_lock.LockTimeout:
+            print("timed out")
+        print(signal.getsignal(signal.SIGALRM) == signal.SIG_DFL, signal.getitimer(signal.ITIMER_REAL)[0])
+        """
+    )
+    with gpu_lock.GpuLock("GPU-v", str(tmp_path)).hold(timeout=1):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.split("\n")[:2] == ["timed out", "True 0.0"], out.stderr
+    with gpu_lock.GpuLock("GPU-v", str(tmp_path)).hold(timeout=0.5) as waited:  # nothing stayed locked
+        assert waited < 0.5
+
+
+def test_a_waiter_off_the_main_thread_polls_and_still_gets_the_lock(tmp_path):
+    import threading
+
+    fd = gpu_lock.open_lock_fd("GPU-u", str(tmp_path))
+    got: list[float] = []
+
+    def wait() -> None:
+        assert not gpu_lock._may_block_with_a_timer()
+        with gpu_lock.GpuLock("GPU-u", str(tmp_path)).hold(timeout=5) as waited:
+            got.append(waited)
+
+    with gpu_lock.locked(fd, timeout=1):
+        waiter = threading.Thread(target=wait)
+        waiter.start()
+        waiter.join(0.2)
+        assert waiter.is_alive() and not got  # held here, so the thread waits
+    waiter.join(5)
+    assert got and got[0] >= 0.2
+    os.close(fd)
+
+
+def test_a_blocked_waiter_gets_the_lock_once_its_holder_lets_go(tmp_path):
+    import time
+
+    code = textwrap.dedent(
+        f"""
+        from gpu_worker.measurement import gpu_lock
+        with gpu_lock.GpuLock("GPU-t", {str(tmp_path)!r}).hold(timeout=30) as waited:
+            print("got it")
+        """
+    )
+    with gpu_lock.GpuLock("GPU-t", str(tmp_path)).hold(timeout=1):
+        waiter = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+        time.sleep(1.0)  # long enough for the waiter to start and block
+    out, _ = waiter.communicate(timeout=30)
+    assert out.strip() == "got it"

@@ -7,6 +7,7 @@ parameter layout to what the measuring side relies on, on the CPU.
 
 from __future__ import annotations
 
+import os
 import textwrap
 from pathlib import Path
 
@@ -79,3 +80,11 @@ def test_a_typing_error_is_a_compile_error_on_the_learner_s_line(tmp_path: Path)
     err = compile_server.learner_error(found, "numba-cuda", "sm_90")
     assert err is not None and err.verdict == "compile_error"
     assert err.diagnostics[0].line == 8
+
+
+def test_the_compile_process_yields_the_cpu_to_the_measuring_process():
+    server = compile_server.CompileServer()
+    try:
+        assert os.getpriority(os.PRIO_PROCESS, server.proc.pid) == os.nice(0) + compile_server.COMPILE_NICE
+    finally:
+        server.stop()

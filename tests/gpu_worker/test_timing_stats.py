@@ -264,3 +264,53 @@ def test_batches_taken_at_a_low_sm_clock_are_dropped_and_retaken():
     assert r["cold"]["dropped_batches"] == 1
     assert "low_clock_batches_dropped" in r["flags"]
     assert r["median_ms"] == pytest.approx(0.5)
+
+
+def test_a_steady_kernel_stops_after_the_first_batch_and_a_noisy_one_takes_what_its_ci_needs():
+    from gpu_worker.measurement.timing import TimingConfig
+
+    steady = _measure(_FakeGpu(kernel_ms=0.5), config=TimingConfig(first_batch=20))
+    assert steady["cold"]["summary"]["n"] == 20 and steady["cold"]["stop_reason"] == "converged"
+    noisy = _measure(_FakeGpu(kernel_ms=0.5, jitter=0.02), config=TimingConfig(first_batch=20))
+    assert noisy["cold"]["stop_reason"] == "converged"
+    assert 20 < noisy["cold"]["summary"]["n"] <= 400  # sized by the CI, not a fixed batch of 100 or more
+    assert noisy["cold"]["batches"] >= 2  # a second batch, sized by what the first one left open
+
+
+def test_a_process_that_just_timed_warms_up_with_a_few_launches_only():
+    from gpu_worker.measurement import timing
+
+    timing._LAST_TIMED_END[0] = -1e9  # long ago: the clock may have fallen
+    first = _measure(_FakeGpu(kernel_ms=0.05))
+    assert first["warmup"]["gpu_ms"] >= timing.TimingConfig().warmup_ms
+    second = _measure(_FakeGpu(kernel_ms=0.05))  # the next size, at once
+    assert second["warmup"]["launches"] <= 2 * timing.TimingConfig().warmup_min
+    assert second["warmup"]["gpu_ms"] < timing.TimingConfig().warmup_ms
+
+
+def test_the_lock_covers_the_launches_and_not_the_device_state_reads():
+    import contextlib
+
+    gpu = _FakeGpu(kernel_ms=0.5)
+    inside: list[str] = []
+
+    class Watched(_FakeNvml):
+        def state(self):
+            inside.append("state" if not holding else "state inside the lock")
+            return super().state()
+
+    holding = False
+
+    @contextlib.contextmanager
+    def lock():
+        nonlocal holding
+        holding, launches = True, gpu.launches
+        yield 0.25
+        holding = False
+        inside.append(f"launched {gpu.launches - launches}")
+
+    r = _measure(gpu, nvml=Watched([]), exclusive=lock())
+    assert inside[0] == "state" and inside[-1] == "state"
+    assert "state inside the lock" not in inside
+    assert inside[1] == f"launched {gpu.launches}"  # every launch, warm-up included, under the lock
+    assert r["lock_wait_seconds"] == 0.25 and r["lock_held_seconds"] >= 0.0
