@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import contextlib
 import ctypes
 import json
@@ -214,6 +215,11 @@ async def run_one(user: Any, language: str, source: str, timeout: float) -> dict
     record["elapsed_s"] = result.get("elapsed_seconds")
     record["warm_start"] = bool((result.get("sandbox") or {}).get("warm_start"))
     record["figures"] = len(result.get("figures") or [])
+    sizes = (result.get("timing") or {}).get("sizes") or []
+    record["timed_sizes"] = [  # where the job's timing went, size by size (the measuring process's clock)
+        {k: size.get(k) for k in ("lock_wait_seconds", "lock_held_seconds", "repeats", "stop_reason", "gpu_seconds")}
+        for size in sizes
+    ]
     first = record["first"]
     if "started" in first and "figure" in first:
         record["started_to_figure_s"] = round(first["figure"] - first["started"], 4)
@@ -304,11 +310,32 @@ async def run_concurrent(
         "jobs_per_hour": round(accepted / wall * 3600.0, 1),
         "verdict_s": _stats(done),
         "first_figure_s": _stats(figure),
+        "where_the_time_went": _where_the_time_went(jobs),
         "targets_met": {
             "≥ 10000 graded jobs per hour": accepted / wall * 3600.0 >= 10000,
             "verdict p95 ≤ 2 s": bool(done) and (_stats(done) or {}).get("p95", 99) <= 2.0,
             "first figure p50 ≤ 0.5 s": bool(figure) and statistics.median(figure) <= 0.5,
         },
+    }
+
+
+def _where_the_time_went(jobs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Under load, per job: waiting for a worker, running, and the timing lock (waited for, held), with the
+    samples each size took: what a slow verdict was made of."""
+
+    def between(a: str, b: str) -> list[float]:
+        return [j["first"][b] - j["first"][a] for j in jobs if a in j["first"] and b in j["first"]]
+
+    sizes = [s for j in jobs for s in j.get("timed_sizes") or []]
+    timed = [j["timed_sizes"] for j in jobs if j.get("timed_sizes")]
+    return {
+        "submit_to_started_s": _stats([j["first"]["started"] for j in jobs if "started" in j["first"]]),
+        "started_to_done_s": _stats(between("started", "done")),
+        "lock_wait_per_job_s": _stats([sum(s["lock_wait_seconds"] or 0 for s in t) for t in timed]),
+        "lock_held_per_job_s": _stats([sum(s["lock_held_seconds"] or 0 for s in t) for t in timed]),
+        "gpu_per_job_s": _stats([sum(s["gpu_seconds"] or 0 for s in t) for t in timed]),
+        "samples_per_size": _stats([s["repeats"] for s in sizes if s.get("repeats")]),
+        "stop_reasons": dict(collections.Counter(s.get("stop_reason") for s in sizes)),
     }
 
 
@@ -474,6 +501,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--first-after", type=float, default=0.0, help="seconds between ready and the first job")
     parser.add_argument("--think", type=float, default=0.0, help="seconds between a verdict and the next submit")
     parser.add_argument("--ready-timeout", type=float, default=120.0)
+    parser.add_argument(
+        "--web-concurrency", type=int, default=2, help="processes of the web-queue worker (docker-compose.yml: 2)"
+    )
     parser.add_argument("--deadline", type=float, default=210.0, help="no new job after this many seconds")
     parser.add_argument("--workers", type=int, default=1, help="execution workers on the same GPU (same queue)")
     parser.add_argument("--learners", type=int, default=0, help="then this many students at once (0: none)")
@@ -503,6 +533,7 @@ def main(argv: list[str] | None = None) -> int:
         "languages": languages,
         "rounds": args.rounds,
         "spare": "worker default" if args.spare == "auto" else args.spare,
+        "web_concurrency": args.web_concurrency,
         "first_after_s": args.first_after,
         "think_s": args.think,
         "load_before": os.getloadavg(),
@@ -541,7 +572,9 @@ def main(argv: list[str] | None = None) -> int:
         call_command("sync_labs")
         report["setup_db_s"] = round(time.monotonic() - t, 2)
 
-        web_argv = [sys.executable, "-m", "celery", "-A", "labsite", "worker", "-Q", "web", "-P", "solo"]
+        web_argv = [sys.executable, "-m", "celery", "-A", "labsite", "worker", "-Q", "web"]
+        # as docker-compose.yml runs it (two processes store reports side by side); 1 is `./lab up`'s solo worker
+        web_argv += ["-P", "solo"] if args.web_concurrency == 1 else ["--concurrency", str(args.web_concurrency)]
         web_argv += ["-n", f"web-bench{os.getpid()}@%h", "--without-gossip", "--without-mingle", "--loglevel", "INFO"]
         web = Service("worker-web", web_argv, dict(os.environ), args.out / "worker-web.log")
         services.append(web)
@@ -562,16 +595,19 @@ def main(argv: list[str] | None = None) -> int:
         services.append(worker)
         client = redis.Redis.from_url(redis_url)
         ready = wait_worker_ready(worker, client, prefix, args.ready_timeout)
+        extras = []
         for k in range(1, args.workers):  # more workers on the same GPU: checks overlap, timed runs take the lock
             env = {**worker_env, "WARPLAB_WORKER_NAME": f"{pool}-{k}@{os.uname().nodename}"}
             extra = Service(f"worker-{args.backend}-{k}", worker_argv, env, args.out / f"worker-{args.backend}-{k}.log")
             services.append(extra)
+            extras.append(extra)
+        for extra in extras:  # started together, waited for in turn: the device's time is not spent in a row
             wait_worker_ready(extra, client, prefix, args.ready_timeout)
         report["worker_ready"] = ready
         report["cold_ready_met"] = ready["log_ready_s"] <= TARGETS["cold_ready"]
         print(f"{worker.name} ready in {ready['log_ready_s']} s (heartbeat: {ready['heartbeat_states']})", flush=True)
 
-        deadline = started + args.deadline
+        deadline = time.monotonic() + args.deadline  # from the fleet's being ready: 8 workers take a while to start
         run = asyncio.run(run_jobs(languages, args.rounds, args.job_timeout, deadline, args.first_after, args.think))
         report |= run
         everything = [run["cold_job"], *run["jobs"]]

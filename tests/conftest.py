@@ -12,7 +12,15 @@ import pytest
 import redis
 
 # The SQLite test database is a file here, so worker processes the tests start can share it.
-(Path(__file__).resolve().parent.parent / ".run").mkdir(exist_ok=True)
+RUN_DIR = Path(__file__).resolve().parent.parent / ".run"
+RUN_DIR.mkdir(exist_ok=True)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """A killed run's write-ahead log would be replayed into the new test database (SQLite in WAL mode, see
+    labsite/settings.py), which Django creates afresh under the same name: remove it first."""
+    for stale in RUN_DIR.glob("test-db.sqlite3-*"):
+        stale.unlink(missing_ok=True)
 
 
 def _gpu_available() -> bool:

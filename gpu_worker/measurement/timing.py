@@ -50,7 +50,8 @@ class TimingConfig:
     rule: stats.StopRule = field(default_factory=stats.StopRule)
     warmup_ms: float = 10.0  # GPU time of warm-up launches, the first time this process times
     warmup_min: int = 3
-    warm_for_s: float = 1.0  # a process that timed this recently has a ramped clock: warm-up_min launches do
+    warm_for_s: float = 1.0  # a process that timed this recently has a ramped clock and a loaded module ...
+    warm_warmup_ms: float = 2.0  # ... so this much warm-up does: enough launches for the per-launch estimate
     first_batch: int = 20  # samples in the first batch; later batches are sized by what the CI still needs
     batch_ms: float = 20.0  # GPU time of one batch of samples
     batch_max: int = 200
@@ -237,12 +238,14 @@ def _warmup(cp: Any, launch: Launch, stream: Any, config: TimingConfig) -> tuple
     """Run until `warmup_ms` of GPU time; (estimated ms per launch, GPU ms spent, launches).
 
     A process that let go of the GPU less than `warm_for_s` ago (the job's previous size) has a ramped
-    clock and a loaded module: `warmup_min` launches (first touch of this size's buffers) and an estimate do.
+    clock and a loaded module: `warm_warmup_ms` do, the first touch of this size's buffers and enough
+    launches for the estimate that sizes the graph replay (two launches made it 1.6 x too long for a 1 µs
+    kernel, and the hot number's CV rose from 0.2 to 0.65%: run 22).
     """
     launch(stream)  # first launch: module load, lazy loading, first touch
     stream.synchronize()
     warm = time.monotonic() - _LAST_TIMED_END[0] < config.warm_for_s
-    target_ms = 0.0 if warm else config.warmup_ms
+    target_ms = config.warm_warmup_ms if warm else config.warmup_ms
     spent, done, count, est = 0.0, 1, 1, math.inf
     while True:
         a, b = cp.cuda.Event(), cp.cuda.Event()
