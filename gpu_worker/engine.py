@@ -34,7 +34,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from gpu_worker import profiling
-from gpu_worker.backends import compile_cache, device_name, ptxas
+from gpu_worker.backends import compile_cache, device_name, ptx_sim, ptxas
 from gpu_worker.exercise import checker, goals, plan
 from gpu_worker.exercise.formula import FormulaError, array_value
 from gpu_worker.exercise.inputs import input_arrays, job_seed, shape_of
@@ -348,6 +348,8 @@ def _start(job: Job, outcome: Outcome, uid: int | None) -> _Started | Result:
         outcome.device = device_name(backend)
         if backend == "sim" and job.exercise.language == "triton":
             outcome.device = TRITON_INTERPRETER
+        elif backend == "sim" and job.exercise.language == "cuda":
+            outcome.device = ptx_sim.DEVICE  # the outputs and the memory report are the PTX executor's
     except (ImportError, ValueError) as exc:
         outcome.send("started", backend=backend, device=outcome.device, worker=_worker(backend))
         return outcome.finish("error", f"the {backend} backend is not available on this worker: {exc}")

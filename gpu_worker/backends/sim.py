@@ -1,4 +1,9 @@
-"""The `sim` backend: CUDA Python on Numba's CUDA simulator, CUDA C++ compiled and analysed but not run.
+"""The `sim` backend (the CPU tier): CUDA C++ on the PTX executor, CUDA Python on Numba's CUDA simulator.
+
+CUDA C++ is compiled to PTX by nvcc (in its own process), and that PTX, not the learner's source, is
+run by `gpu_worker.ptx`'s executor through `ptx_sim`: the outputs, the memory report and any fault
+on a line come from it. A kernel using an instruction the executor does not run is `not_run`, with
+the instruction and line named.
 
 Numba kernels are imported twice, at the same time, in two processes of the
 same sandbox: here, with the simulator (NUMBA_ENABLE_CUDASIM=1), to run them
@@ -29,7 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gpu_worker.backends import SIM_DEVICE, compile_server, nvcc, ptxas, sass
+from gpu_worker.backends import SIM_DEVICE, compile_server, nvcc, ptx_sim, ptxas, sass
 from gpu_worker.backends.base import Backend, Compiled, LearnerError
 from gpu_worker.backends.import_errors import import_failure, located
 from gpu_worker.backends.learner_module import import_learner_module
@@ -65,7 +70,7 @@ class SimBackend(Backend):
         options: dict[str, Any] | None = None,
     ) -> Compiled:
         if language == "cuda":
-            return compile_cuda(source, entry, args, workdir)
+            return on_executor(compile_cuda(source, entry, args, workdir), entry, args)
         if language == "triton":
             from gpu_worker.backends import triton_sim
 
@@ -115,6 +120,13 @@ class SimBackend(Backend):
         return kernel
 
     def launch(self, handle: Any, args: list[Any], config: LaunchConfig, check: Any = None) -> None:
+        if isinstance(handle, ptx_sim.PtxKernel):
+            traced = self._memory_report is None and not self._traced
+            self._traced = True
+            report = ptx_sim.launch(handle, args, config, traced)
+            if report is not None:
+                self._memory_report = report
+            return None
         path = getattr(sys.modules.get("submission"), "__file__", "")
         if getattr(handle, "interpreted", False):
             from gpu_worker.backends import triton_sim
@@ -210,6 +222,17 @@ def compile_cuda(source: str, entry: str, args: list[ArgSpec], workdir: Path) ->
         listing = deferred_listing(ptx_path.with_suffix(".cubin"), entry, source)
     info.max_threads_per_block = 1024
     return Compiled(info=info, handle=None, not_run_reason=NOT_RUN, listing=listing, ptx=ptx)
+
+
+def on_executor(compiled: Compiled, entry: str, args: list[ArgSpec]) -> Compiled:
+    """The compiled CUDA C++ kernel made runnable on the CPU tier's PTX executor, or not run with the reason."""
+    prepared = ptx_sim.prepare(compiled.ptx or "", entry, "cuda", args)
+    if isinstance(prepared, str):
+        compiled.not_run_reason = f"{prepared}; it runs on a GPU worker"
+        return compiled
+    compiled.handle, compiled.not_run_reason = prepared, ""
+    compiled.info.notes.append(f"run on the CPU: {ptx_sim.DEVICE}")
+    return compiled
 
 
 def deferred_listing(
