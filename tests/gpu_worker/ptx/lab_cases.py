@@ -1,0 +1,78 @@
+"""A lab's source compiled to PTX and judged on the executor alone: no sandbox, no engine, the lab's own checker.
+
+What the sim backend does for CUDA C++, cut to its core, so every lab's references and samples can be run
+through the executor in one fast test (`test_every_lab_sample_gets_its_verdict_on_the_executor`).
+"""
+
+from __future__ import annotations
+
+import functools
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from gpu_worker.backends import nvcc
+from gpu_worker.exercise import checker
+from gpu_worker.exercise.formula import array_value
+from gpu_worker.exercise.inputs import formula_names, make_arguments
+from gpu_worker.exercise.labspec import Lab
+from gpu_worker.exercise.launch import resolve_launch
+from gpu_worker.ptx.abi import arguments
+from gpu_worker.ptx.errors import KernelFault, LimitExceeded
+from gpu_worker.ptx.executor import Executor, Launch
+from gpu_worker.ptx.parser import parse
+from gpu_worker.ptx.report import MemoryTrace
+from gpu_worker.science.memtrace_report import MemoryReport
+
+
+@dataclass
+class Judged:
+    """What the executor made of one source: its verdict, the first failure's words, the first size's report."""
+
+    verdict: str
+    message: str = ""
+    memory: MemoryReport | None = None
+    thread_instructions: int = 0
+
+
+@functools.cache
+def cuda_ptx(source: str) -> str | None:
+    with tempfile.TemporaryDirectory() as folder:
+        ptx, _ = nvcc.compile_ptx(source, Path(folder))
+    return ptx
+
+
+def judge(lab: Lab, source: str, language: str = "cuda", seed: int = 7) -> Judged:
+    """The verdict the sim tier would give `source`, with the executor running its PTX."""
+    ptx = cuda_ptx(source)
+    if ptx is None:
+        return Judged("compile_error")
+    module = parse(ptx)
+    kernel = module.kernels[lab.spec.entry]
+    harness = lab.spec.harness()
+    args = harness.args_for(language)
+    judged = Judged("accepted")
+    for index, sizes in enumerate(harness.sizes["sim"]):
+        values = make_arguments(args, sizes, seed + index)
+        config = resolve_launch(harness.launch, sizes)
+        params, memory = arguments(kernel, "cuda", [a.name for a in args], [values[a.name] for a in args])
+        trace = MemoryTrace() if index == 0 else None
+        executor = Executor(module, kernel, params, memory, trace=trace)
+        try:
+            stats = executor.run(Launch(tuple(config.grid), tuple(config.block), config.shared_bytes))  # type: ignore[arg-type]
+        except (KernelFault, LimitExceeded) as exc:
+            return Judged("runtime_error", exc.located())
+        judged.thread_instructions += stats.thread_instructions
+        if trace is not None:
+            judged.memory = trace.report(config.grid, config.block, stats.threads)
+        inputs = formula_names(args, sizes, [values[a.name] for a in args])
+        for arg in args:
+            if arg.role != "out" or arg.name not in harness.expected:
+                continue
+            expected = np.asarray(array_value(harness.expected[arg.name], inputs))
+            info = checker.compare(arg.name, expected, values[arg.name], harness.tolerance, sizes)
+            if not info.passed and judged.verdict == "accepted":
+                judged.verdict, judged.message = "wrong_answer", info.message
+    return judged
