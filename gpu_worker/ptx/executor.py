@@ -28,7 +28,8 @@ from gpu_worker.ptx.collective import select as _select
 from gpu_worker.ptx.errors import KernelFault, LimitExceeded, Unsupported
 from gpu_worker.ptx.memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_BYTES, BlockMemory, Buffer, Fault, GlobalMemory
 from gpu_worker.ptx.program import Addr, Imm, Instruction, Kernel, Module, Operand, Pair, Reg, Special, Sym, Vec
-from gpu_worker.ptx.report import MemoryTrace
+from gpu_worker.ptx.report import Hazards, MemoryTrace
+from gpu_worker.ptx.shared import SharedMemory
 from gpu_worker.ptx.values import DTYPES, as_type, immediate, storage_of, to_bits
 from gpu_worker.science.memtrace_report import Space
 
@@ -83,7 +84,7 @@ class _Wave:
     lane: np.ndarray
     warp: np.ndarray  # unique over the launch
     special: dict[str, np.ndarray]
-    shared: BlockMemory
+    shared: SharedMemory
     local: BlockMemory
     block_threads: int
     exited: int = 0
@@ -117,6 +118,7 @@ class Executor:
         self.module, self.kernel, self.memory = module, kernel, memory
         self.limits = limits or Limits()
         self.trace = trace
+        self.hazards = trace.hazards if trace is not None else Hazards()
         self.stats = Stats()
         self.params = {p.name: value for p, value in zip(kernel.params, params, strict=True)}
         self.lines = _learner_lines(kernel, module)
@@ -216,7 +218,7 @@ class Executor:
             lane=lane,
             warp=block_id * warps_per_block + local_id // WARP,
             special=special,
-            shared=BlockMemory(count, shared, "shared"),
+            shared=SharedMemory(count, shared),
             local=BlockMemory(threads if self.local_bytes else 1, self.local_bytes, "local"),
             block_threads=block_threads,
             coords=coords,
@@ -286,6 +288,7 @@ class Executor:
         parked = np.bincount(wave.block_of[wave.waiting & wave.live], minlength=blocks)
         done = (running == parked) & (parked > 0)
         if done.any():
+            wave.shared.new_epoch(done)
             freed = wave.waiting & done[wave.block_of]
             wave.waiting &= ~freed
             wave.parked -= int(freed.sum())
@@ -591,14 +594,36 @@ class Executor:
                 return self.memory.gather(which, offsets, dtype, vector)
             self.memory.scatter(which, offsets, values, dtype)
             return None
-        memory = wave.shared if space == "shared" else wave.local
-        offsets = memory.check(addresses, size, verb)
-        rows = wave.block_of[idx] if space == "shared" else np.arange(wave.threads)[idx]
-        if space == "shared" and self.trace is not None:
-            self._trace(wave, idx, line, verb, "shared", 0, offsets, size)
+        if space == "shared":
+            return self._shared(wave, idx, addresses, dtype, vector, values, line)
+        offsets = wave.local.check(addresses, size, verb)
+        rows = np.arange(wave.threads)[idx]
         if values is None:
-            return memory.gather(rows, offsets, dtype, vector)
-        memory.scatter(rows, offsets, values, dtype)
+            return wave.local.gather(rows, offsets, dtype, vector)
+        wave.local.scatter(rows, offsets, values, dtype)
+        return None
+
+    def _shared(
+        self,
+        wave: _Wave,
+        idx: Index,
+        addresses: np.ndarray,
+        dtype: np.dtype,
+        vector: int,
+        values: np.ndarray | None,
+        line: int | None,
+    ) -> Any:
+        size = dtype.itemsize * vector
+        offsets = wave.shared.check(addresses, size, "load" if values is None else "store")
+        rows, warps = wave.block_of[idx], wave.warp[idx]
+        if self.trace is not None:
+            self._trace(wave, idx, line, "load" if values is None else "store", "shared", 0, offsets, size)
+        if values is None:
+            loaded, raced, uninitialised = wave.shared.load(rows, offsets, dtype, vector, warps)
+            self.hazards.count(line, "race", raced)
+            self.hazards.count(line, "uninitialised", uninitialised)
+            return loaded
+        self.hazards.count(line, "race", wave.shared.store(rows, offsets, values, dtype, warps))
         return None
 
     def _trace(

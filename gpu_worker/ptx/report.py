@@ -21,6 +21,7 @@ from gpu_worker.science.memtrace_report import (
     BANKS,
     SECTOR_BYTES,
     WARP_SIZE,
+    Hazard,
     MemoryReport,
     Site,
     SiteTotals,
@@ -35,10 +36,38 @@ MODEL = (
 SiteKey = tuple[int, str, str, int]  # (line, access, space kind, buffer or shared array number)
 
 
-class MemoryTrace:
-    """The per-site totals of one launch's global and shared-memory requests."""
+class Hazards:
+    """Races and uninitialised shared-memory reads, counted per source line."""
 
     def __init__(self) -> None:
+        self.lanes: dict[tuple[int | None, str], int] = defaultdict(int)
+
+    def count(self, line: int | None, kind: str, lanes: int) -> None:
+        if lanes:
+            self.lanes[(line, kind)] += lanes
+
+    def found(self) -> list[Hazard]:
+        return [
+            Hazard(line=line, kind=kind, lanes=lanes, message=_hazard_message(line, kind, lanes))  # type: ignore[arg-type]
+            for (line, kind), lanes in sorted(self.lanes.items(), key=lambda item: (item[0][0] or 0, item[0][1]))
+        ]
+
+
+def _hazard_message(line: int | None, kind: str, lanes: int) -> str:
+    where = f"line {line}: " if line else ""
+    if kind == "race":
+        return (
+            f"{where}a shared-memory race: {lanes} accesses touched a word that another warp wrote or read since "
+            "the last barrier; put a __syncthreads() (cuda.syncthreads()) between the write and the read"
+        )
+    return f"{where}{lanes} shared-memory reads of words no thread had written (a GPU would read garbage there)"
+
+
+class MemoryTrace:
+    """The per-site totals of one launch's global and shared-memory requests, and its hazards."""
+
+    def __init__(self) -> None:
+        self.hazards = Hazards()
         self.sites: dict[SiteKey, Site] = {}
         self.totals: dict[SiteKey, SiteTotals] = defaultdict(SiteTotals)
         self.accesses = 0
@@ -79,6 +108,9 @@ class MemoryTrace:
             accesses=self.accesses,
         )  # fmt: skip
         found.model = MODEL
+        found.hazards = self.hazards.found()
+        if found.hazards:
+            found.summary = " ".join([h.message + "." for h in found.hazards[:2]] + [found.summary])
         return found
 
 

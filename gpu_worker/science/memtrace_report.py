@@ -67,6 +67,15 @@ class MemoryTotals(BaseModel):
     bank_conflicts: int = 0  # extra passes: wavefronts - requests
 
 
+class Hazard(BaseModel):
+    """A shared-memory hazard seen on one line: a race between warps with no barrier, or an uninitialised read."""
+
+    line: int | None = None
+    kind: Literal["race", "uninitialised"]
+    lanes: int  # thread-level accesses that met it
+    message: str
+
+
 class MemoryReport(BaseModel):
     """What the memory trace of one simulated launch found, per site and in total."""
 
@@ -79,6 +88,7 @@ class MemoryReport(BaseModel):
     truncated: bool = False  # the trace stopped at its cap; later accesses are not counted
     lines: list[LineReport] = Field(default_factory=list)
     totals: MemoryTotals = Field(default_factory=MemoryTotals)
+    hazards: list[Hazard] = Field(default_factory=list)  # the PTX executor's warnings; none from the simulator
     summary: str = ""
     model: str = (
         "sectors of 32 bytes, allocations aligned to 256 bytes; 32 shared-memory banks of 4 bytes, "
