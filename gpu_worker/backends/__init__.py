@@ -14,7 +14,8 @@ import importlib
 
 from gpu_worker.backends.base import Backend
 
-SIM_DEVICE = "simulator (Numba CUDA simulator on CPU)"
+# The CPU tier's outputs and memory report come from the PTX executor (`ptx_sim`), whatever the language.
+SIM_DEVICE = "CPU tier: PTX executor (NumPy), sm_90 PTX run on the CPU"
 
 
 def _module(name: str):

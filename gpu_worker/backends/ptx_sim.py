@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from gpu_worker.backends import SIM_DEVICE
 from gpu_worker.backends.base import LearnerError
 from gpu_worker.exercise.launch import LaunchConfig
 from gpu_worker.protocol import ArgSpec, Diagnostic
@@ -24,7 +25,7 @@ from gpu_worker.ptx.parser import parse
 from gpu_worker.ptx.program import Kernel, Module
 from gpu_worker.ptx.report import MemoryTrace
 
-DEVICE = "CPU tier: PTX executor (NumPy), sm_90 PTX run on the CPU"
+DEVICE = SIM_DEVICE
 
 
 @dataclass
@@ -35,6 +36,12 @@ class PtxKernel:
     kernel: Kernel
     abi: Abi
     names: list[str]
+    block: tuple[int, int, int] | None = None  # Triton: num_warps * 32 threads, whatever the exercise's block
+    shared_bytes: int | None = None  # Triton: its dynamic shared memory, from the compiler's metadata
+    # Triton's blocked layouts spread a thread's elements over several scalar loads (no vector loads
+    # where alignment is unproven): its per-instruction sectors would fail the labs' goals, which were
+    # set for CUDA's one element per thread. Its memory report waits for goals that know layouts.
+    reports_memory: bool = True
     interpreted: bool = False  # not Triton's interpreter: the sim backend launches this itself
 
 
@@ -55,15 +62,21 @@ def prepare(ptx: str, symbol: str, abi: Abi, args: list[ArgSpec]) -> PtxKernel |
 def launch(handle: PtxKernel, values: list[Any], config: LaunchConfig, traced: bool) -> dict[str, Any] | None:
     """Run one launch on the host arrays; the memory report (as JSON data) when `traced`. LearnerError on a fault."""
     params, memory = arguments(handle.kernel, handle.abi, handle.names, values)
-    trace = MemoryTrace() if traced else None
+    trace = MemoryTrace() if traced and handle.reports_memory else None
     executor = Executor(handle.module, handle.kernel, params, memory, trace=trace)
     try:
-        stats = executor.run(Launch(tuple(config.grid), tuple(config.block), config.shared_bytes))  # type: ignore[arg-type]
+        block = handle.block or tuple(config.block)
+        shared = config.shared_bytes if handle.shared_bytes is None else handle.shared_bytes
+        stats = executor.run(Launch(tuple(config.grid), block, shared))  # type: ignore[arg-type]
     except (KernelFault, LimitExceeded) as exc:
         diagnostic = Diagnostic(line=exc.line, message=exc.message)
+        endless = isinstance(exc, LimitExceeded) and exc.endless
+        if endless:  # a GPU would run it until the wall clock: the same verdict, sooner, with a line
+            raise LearnerError("timeout", f"time limit exceeded: {exc.located()}", [diagnostic]) from None
         raise LearnerError("runtime_error", exc.located(), [diagnostic]) from None
     except PtxError as exc:
         raise LearnerError("not_run", f"the CPU tier's PTX executor cannot run this kernel: {exc.located()}") from None
     if trace is None:
         return None
-    return trace.report(list(config.grid), list(config.block), stats.threads).model_dump(mode="json")
+    block_used = list(handle.block or config.block)
+    return trace.report(list(config.grid), block_used, stats.threads).model_dump(mode="json")

@@ -97,7 +97,7 @@ def atomic(ex: Executor, ins: Instruction, index: int, space: str, type_: str, o
         n = count(wave, idx)
         addresses = address(wave, idx)
         args = [np.broadcast_to(read(wave, idx), (n,)) for read in readers]
-        old = ex._access(wave, idx, addresses, space, dtype, 1, None, line)
+        old = ex._access(wave, idx, addresses, space, dtype, 1, None, line, atomic=True)
         old = np.array(old, copy=True)
         new = np.empty_like(old)
         current: dict[int, Any] = {}
@@ -108,7 +108,7 @@ def atomic(ex: Executor, ins: Instruction, index: int, space: str, type_: str, o
             current[key] = combine(before, *(a[k] for a in args))
         for k in range(n):
             new[k] = current[int(addresses[k])]
-        ex._access(wave, idx, addresses, space, dtype, 1, new.reshape(n, 1), None)
+        ex._access(wave, idx, addresses, space, dtype, 1, new.reshape(n, 1), line, atomic=True)
         if write is not None:
             write(wave, idx, old)
 

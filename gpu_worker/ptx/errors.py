@@ -28,4 +28,11 @@ class KernelFault(PtxError):
 
 
 class LimitExceeded(PtxError):
-    """The launch went past the executor's bounds (instructions executed, threads, memory)."""
+    """The launch went past the executor's bounds (instructions executed, threads, memory).
+
+    `endless` when it is the instruction budget: a kernel that would run on a GPU until its time limit.
+    """
+
+    def __init__(self, message: str, line: int | None = None, *, endless: bool = False):
+        super().__init__(message, line)
+        self.endless = endless

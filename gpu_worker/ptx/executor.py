@@ -253,10 +253,13 @@ class Executor:
             stats.steps += 1
             if stats.thread_instructions > budget:
                 raise LimitExceeded(
-                    f"the kernel ran more than {budget:,} thread-instructions (an endless loop?)", self.lines[low]
+                    f"the kernel ran more than {budget:,} thread-instructions on the CPU tier (an endless loop?)",
+                    self.lines[low],
+                    endless=True,
                 )
             try:
-                steps[low](wave, idx, low)
+                with np.errstate(all="ignore"):  # a GPU's arithmetic does not warn: inf, NaN and wrap-around are values
+                    steps[low](wave, idx, low)
             except Fault as fault:
                 raise KernelFault(
                     f"{fault.message} ({self._who(wave, idx, fault.position)})", self.lines[low]
@@ -580,19 +583,35 @@ class Executor:
         vector: int,
         values: np.ndarray | None,
         line: int | None,
+        atomic: bool = False,
     ) -> Any:
-        """Check, trace and make one load (values None) or store; returns what a load read."""
+        """Check, trace and make one load (values None) or store; returns what a load read.
+
+        An atomic is a load then a store of the same addresses (`atomic=True`): traced once, as an atomic
+        access, and never a race.
+        """
         size = dtype.itemsize * vector
         verb = "load" if values is None else "store"
+        traced = self.trace is not None and not (atomic and values is not None)
         if space == "generic":
             space, addresses = _resolve_generic(addresses)
         if space in ("global", "const"):
             which, offsets = self.memory.locate(addresses, size, verb)
-            if self.trace is not None:
-                self._trace(wave, idx, line, verb, "global", int(which[0]) if len(which) else 0, addresses, size)
+            if traced:
+                kind = "atomic" if atomic else verb
+                self._trace(wave, idx, line, kind, "global", int(which[0]) if len(which) else 0, addresses, size)
             if values is None:
                 return self.memory.gather(which, offsets, dtype, vector)
             self.memory.scatter(which, offsets, values, dtype)
+            return None
+        if space == "shared" and atomic:
+            offsets = wave.shared.check(addresses, size, verb)
+            if traced:
+                self._trace(wave, idx, line, "atomic", "shared", 0, offsets, size)
+            rows = wave.block_of[idx]
+            if values is None:
+                return wave.shared.gather(rows, offsets, dtype, vector)
+            wave.shared.scatter(rows, offsets, values, dtype)
             return None
         if space == "shared":
             return self._shared(wave, idx, addresses, dtype, vector, values, line)

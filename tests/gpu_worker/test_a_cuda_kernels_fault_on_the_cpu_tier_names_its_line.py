@@ -1,5 +1,5 @@
-"""On the CPU tier, alice's CUDA C++ kernel that reads past an array, misaligns or runs forever gets a
-runtime error on her line, as compute-sanitizer's memcheck would say it, from the PTX executor."""
+"""On the CPU tier, alice's CUDA C++ kernel that reads past an array or misaligns gets a runtime error on
+her line, as compute-sanitizer's memcheck would say it, from the PTX executor; one that runs forever times out."""
 
 from __future__ import annotations
 
@@ -48,6 +48,7 @@ def test_a_misaligned_read_is_a_runtime_error_naming_the_alignment():
     assert result.message.startswith("line 7: misaligned load of 4 bytes at byte 2 of 'a'")
 
 
-def test_an_endless_loop_stops_at_the_instruction_budget_on_its_line():
+def test_an_endless_loop_times_out_at_the_instruction_budget_on_its_line():
     result = run(alices_job(ENDLESS, "cuda")).result
-    assert result.verdict == "runtime_error" and "thread-instructions" in result.message
+    assert result.verdict == "timeout" and "thread-instructions" in result.message
+    assert result.message.startswith("time limit exceeded: line 6:")

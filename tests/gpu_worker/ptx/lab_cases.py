@@ -7,6 +7,9 @@ through the executor in one fast test (`test_every_lab_sample_gets_its_verdict_o
 from __future__ import annotations
 
 import functools
+import json
+import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from gpu_worker.backends import nvcc
+from gpu_worker.backends.compile_server import types_spec
 from gpu_worker.exercise import checker
 from gpu_worker.exercise.formula import array_value
 from gpu_worker.exercise.inputs import formula_names, make_arguments
@@ -44,20 +48,46 @@ def cuda_ptx(source: str) -> str | None:
     return ptx
 
 
+_NUMBA: dict[tuple[str, str], tuple[str, str] | None] = {}
+
+
+def compile_numba(cases: list[tuple[Lab, str]]) -> None:
+    """Numba's PTX and kernel symbol for each (lab, source), made in one child process and kept."""
+    folder = Path(tempfile.mkdtemp(prefix="numba-ptx-"))
+    wanted = []
+    for number, (lab, source) in enumerate(cases):
+        path = folder / str(number) / "submission.py"
+        path.parent.mkdir()
+        path.write_text(source)
+        wanted.append([str(path), lab.spec.entry, types_spec(lab.spec.harness().args_for("numba"))])
+    batch = Path(__file__).with_name("numba_batch.py")
+    answer = subprocess.run(
+        [sys.executable, str(batch)], input=json.dumps(wanted), capture_output=True, text=True, check=True
+    )
+    for (lab, source), found in zip(cases, json.loads(answer.stdout), strict=True):
+        _NUMBA[(lab.spec.slug, source)] = (found["ptx"], found["symbol"]) if found["ok"] else None
+
+
 def judge(lab: Lab, source: str, language: str = "cuda", seed: int = 7) -> Judged:
     """The verdict the sim tier would give `source`, with the executor running its PTX."""
-    ptx = cuda_ptx(source)
+    if language == "numba":
+        if (lab.spec.slug, source) not in _NUMBA:
+            compile_numba([(lab, source)])
+        compiled = _NUMBA[(lab.spec.slug, source)]
+        ptx, symbol = compiled if compiled is not None else (None, "")
+    else:
+        ptx, symbol = cuda_ptx(source), lab.spec.entry
     if ptx is None:
         return Judged("compile_error")
     module = parse(ptx)
-    kernel = module.kernels[lab.spec.entry]
+    kernel = module.kernels[symbol]
     harness = lab.spec.harness()
     args = harness.args_for(language)
     judged = Judged("accepted")
     for index, sizes in enumerate(harness.sizes["sim"]):
         values = make_arguments(args, sizes, seed + index)
         config = resolve_launch(harness.launch, sizes)
-        params, memory = arguments(kernel, "cuda", [a.name for a in args], [values[a.name] for a in args])
+        params, memory = arguments(kernel, language, [a.name for a in args], [values[a.name] for a in args])  # type: ignore[arg-type]
         trace = MemoryTrace() if index == 0 else None
         executor = Executor(module, kernel, params, memory, trace=trace)
         try:
