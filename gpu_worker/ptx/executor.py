@@ -127,6 +127,13 @@ class Executor:
         self.symbols: dict[str, tuple[str, int]] = {}  # variable -> (space, address or offset)
         self.shared_static = 0
         self._place_variables()
+        for index, ins in enumerate(kernel.instructions):  # before any decoding: its arguments' st.param come first
+            if ins.base == "call":
+                callee = ins.operands[0].name if ins.operands and isinstance(ins.operands[0], Sym) else "a function"
+                what = "printf" if callee == "vprintf" else callee
+                raise Unsupported(
+                    f"`call` of {what} is not supported (printf, or a function not inlined)", self.lines[index]
+                )
         self.steps: list[Step] = [self._decode(i, ins) for i, ins in enumerate(kernel.instructions)]
 
     # Layout

@@ -246,9 +246,11 @@ def _statement(statement: str, kernel: Kernel, module: Module, line: int | None,
     if opcode is None:
         raise PtxSyntaxError(f"cannot read the instruction {statement[:60]!r}", line)
     parts = opcode[0].split(".")
-    # a call's operand lists are not read: the executor refuses calls by name
-    text = "" if parts[0] == "call" else rest[opcode.end() :]
-    operands = tuple(_operand(o, line) for o in _split_operands(text))
+    if parts[0] == "call":  # only the callee is read: the executor refuses calls, naming it
+        callee = re.search(r"[A-Za-z_$][\w$]*", re.sub(r"\([^)]*\)", " ", rest[opcode.end() :]))
+        operands: tuple[Operand, ...] = (Sym(callee[0]),) if callee else ()
+    else:
+        operands = tuple(_operand(o, line) for o in _split_operands(rest[opcode.end() :]))
     if len(kernel.instructions) >= MAX_INSTRUCTIONS:
         raise Unsupported(f"the kernel has more than {MAX_INSTRUCTIONS} instructions")
     kernel.instructions.append(
@@ -281,6 +283,8 @@ def _declaration(statement: str, kernel: Kernel, line: int | None) -> None:
     variable = _variable(statement)
     if variable is not None:
         kernel.variables.append(variable)
+        return
+    if statement.startswith(".param"):  # a call's argument, declared in its scope: the call is refused
         return
     if statement.split()[0].lstrip(".") in _SKIPPED_DIRECTIVES:
         return

@@ -13,6 +13,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -51,21 +52,27 @@ def cuda_ptx(source: str) -> str | None:
 _NUMBA: dict[tuple[str, str], tuple[str, str] | None] = {}
 
 
-def compile_numba(cases: list[tuple[Lab, str]]) -> None:
-    """Numba's PTX and kernel symbol for each (lab, source), made in one child process and kept."""
+def numba_sources(items: list[tuple[str, str, list[list[Any]]]]) -> list[tuple[str, str] | None]:
+    """(PTX, kernel symbol) of each (source, entry, types_spec), or None where it did not compile; one child process."""
     folder = Path(tempfile.mkdtemp(prefix="numba-ptx-"))
     wanted = []
-    for number, (lab, source) in enumerate(cases):
+    for number, (source, entry, types) in enumerate(items):
         path = folder / str(number) / "submission.py"
         path.parent.mkdir()
         path.write_text(source)
-        wanted.append([str(path), lab.spec.entry, types_spec(lab.spec.harness().args_for("numba"))])
+        wanted.append([str(path), entry, types])
     batch = Path(__file__).with_name("numba_batch.py")
     answer = subprocess.run(
         [sys.executable, str(batch)], input=json.dumps(wanted), capture_output=True, text=True, check=True
     )
-    for (lab, source), found in zip(cases, json.loads(answer.stdout), strict=True):
-        _NUMBA[(lab.spec.slug, source)] = (found["ptx"], found["symbol"]) if found["ok"] else None
+    return [(found["ptx"], found["symbol"]) if found["ok"] else None for found in json.loads(answer.stdout)]
+
+
+def compile_numba(cases: list[tuple[Lab, str]]) -> None:
+    """Numba's PTX and kernel symbol for each (lab, source), made in one child process and kept."""
+    items = [(source, lab.spec.entry, types_spec(lab.spec.harness().args_for("numba"))) for lab, source in cases]
+    for (lab, source), found in zip(cases, numba_sources(items), strict=True):
+        _NUMBA[(lab.spec.slug, source)] = found
 
 
 def judge(lab: Lab, source: str, language: str = "cuda", seed: int = 7) -> Judged:
