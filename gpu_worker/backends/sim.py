@@ -141,9 +141,9 @@ class SimBackend(Backend):
         if isinstance(handle, ptx_sim.PtxKernel):
             traced = self._memory_report is None and not self._traced
             self._traced = True
-            report = ptx_sim.launch(handle, args, config, traced)
-            if report is not None:
-                self._memory_report = report
+            found = ptx_sim.launch(handle, args, config, traced)
+            if found is not None:
+                self._memory_report = found
             return None
         path = getattr(sys.modules.get("submission"), "__file__", "")
         if getattr(handle, "interpreted", False):

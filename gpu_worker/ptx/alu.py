@@ -325,7 +325,7 @@ def _unary_or_binary(ins: Instruction, t: str) -> Op:
     if base == "copysign":  # copysign.type d, a, b: b's magnitude with a's sign
         return Op(t, (t, t), lambda a, b: np.copysign(b, a))
     if base == "popc":
-        return Op("u32", (t,), lambda a: np.bitwise_count(a).astype(np.uint32))
+        return Op("u32", (t,), lambda a: np.asarray(np.bitwise_count(a)).astype(np.uint32))
     if base in ("add", "sub"):
         if t[0] == "f":
             _refuse(ins, {"rn", "ftz", "sat"})
@@ -358,7 +358,7 @@ def decode(ins: Instruction) -> Op:
     if base == "setp":
         return _setp(ins, t)
     if base == "selp":
-        return Op(t, (t, t, "pred"), lambda a, b, c: np.where(c, a, b).astype(DTYPES[t]))
+        return Op(t, (t, t, "pred"), lambda a, b, c: np.asarray(np.where(c, a, b)).astype(DTYPES[t]))
     if base in ("sqrt", "rsqrt", "rcp", "ex2", "lg2", "sin", "cos", "tanh"):
         if t[0] != "f":
             raise Unsupported(f"`{ins.opcode}` is not supported", ins.line)

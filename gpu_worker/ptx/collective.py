@@ -20,7 +20,8 @@ from gpu_worker.ptx.program import Instruction, Pair, Reg
 from gpu_worker.ptx.values import DTYPES
 
 if TYPE_CHECKING:
-    from gpu_worker.ptx.executor import Executor, Index, Step, _Wave
+    from gpu_worker.ptx.executor import Executor, Index, Step
+    from gpu_worker.ptx.wave import Wave
 
 ALL = slice(None)
 WARP = 32
@@ -40,11 +41,11 @@ ATOMIC_OPS: dict[str, Callable[..., Any]] = {
 }
 
 
-def count(wave: _Wave, idx: Index) -> int:
+def count(wave: Wave, idx: Index) -> int:
     return wave.threads if isinstance(idx, slice) else len(idx)
 
 
-def select(wave: _Wave, idx: Index, taken: Any) -> Index | None:
+def select(wave: Wave, idx: Index, taken: Any) -> Index | None:
     """The threads of `idx` whose guard holds (None: none)."""
     taken = np.broadcast_to(taken, (count(wave, idx),))
     if taken.all():
@@ -54,7 +55,7 @@ def select(wave: _Wave, idx: Index, taken: Any) -> Index | None:
     return np.flatnonzero(taken) if isinstance(idx, slice) else idx[taken]
 
 
-def ballot(wave: _Wave, idx: Index, values: np.ndarray) -> np.ndarray:
+def ballot(wave: Wave, idx: Index, values: np.ndarray) -> np.ndarray:
     """For each thread of `idx`, the bits of its warp's lanes (among `idx`) whose value is true."""
     warps = wave.warp[idx]
     bits = np.where(values, np.uint64(1) << wave.lane[idx].astype(np.uint64), np.uint64(0))
@@ -64,7 +65,7 @@ def ballot(wave: _Wave, idx: Index, values: np.ndarray) -> np.ndarray:
     return total[inverse].astype(np.uint32)
 
 
-def check_converged(wave: _Wave, idx: Index, masks: np.ndarray) -> None:
+def check_converged(wave: Wave, idx: Index, masks: np.ndarray) -> None:
     """A `.sync` warp instruction whose mask names a lane that is not here: a deadlock or undefined on a GPU."""
     present = ballot(wave, idx, np.ones(count(wave, idx), np.bool_))
     exists = ballot(wave, ALL, np.ones(wave.threads, np.bool_))[0] if wave.block_threads >= WARP else present
@@ -93,7 +94,7 @@ def atomic(ex: Executor, ins: Instruction, index: int, space: str, type_: str, o
     dtype = DTYPES[type_]
     line = ex.lines[index]
 
-    def atomic(wave: _Wave, idx: Index, pc: int) -> None:
+    def atomic(wave: Wave, idx: Index, pc: int) -> None:
         n = count(wave, idx)
         addresses = address(wave, idx)
         args = [np.broadcast_to(read(wave, idx), (n,)) for read in readers]
@@ -126,7 +127,7 @@ def shfl(ex: Executor, ins: Instruction) -> Step:
     write_d = ex._writer(first, "b32")
     write_p = ex._writer(second, "pred") if second is not None else None
 
-    def shfl(wave: _Wave, idx: Index, pc: int) -> None:
+    def shfl(wave: Wave, idx: Index, pc: int) -> None:
         n = count(wave, idx)
         threads = np.arange(wave.threads)[idx]
         lane = wave.lane[idx].astype(np.int64)
@@ -173,7 +174,7 @@ def vote(ex: Executor, ins: Instruction) -> Step:
     read_mask = ex._reader(mask, "u32")
     write = ex._writer(dest, "b32" if mode == "ballot" else "pred")
 
-    def vote(wave: _Wave, idx: Index, pc: int) -> None:
+    def vote(wave: Wave, idx: Index, pc: int) -> None:
         n = count(wave, idx)
         check_converged(wave, idx, np.broadcast_to(read_mask(wave, idx), (n,)))
         values = np.broadcast_to(read(wave, idx), (n,))

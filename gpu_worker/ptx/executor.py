@@ -17,8 +17,8 @@ form `alu` does not know are refused before the launch starts, naming the instru
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
 
@@ -26,16 +26,16 @@ from gpu_worker.ptx import alu, collective
 from gpu_worker.ptx.collective import count as _count
 from gpu_worker.ptx.collective import select as _select
 from gpu_worker.ptx.errors import KernelFault, LimitExceeded, Unsupported
-from gpu_worker.ptx.memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_BYTES, BlockMemory, Buffer, Fault, GlobalMemory
+from gpu_worker.ptx.memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_BYTES, Buffer, Fault, GlobalMemory
+from gpu_worker.ptx.parser import learner_lines
 from gpu_worker.ptx.program import Addr, Imm, Instruction, Kernel, Module, Operand, Pair, Reg, Special, Sym, Vec
 from gpu_worker.ptx.report import Hazards, MemoryTrace
-from gpu_worker.ptx.shared import SharedMemory
 from gpu_worker.ptx.values import DTYPES, as_type, immediate, storage_of, to_bits
+from gpu_worker.ptx.wave import Wave, make_wave, three
 from gpu_worker.science.memtrace_report import Space
 
 ALL = slice(None)
 Index = Any  # slice(None) (every thread of the wave) or an array of thread positions
-WARP = 32
 _CACHE_HINTS = {"nc", "ca", "cg", "cs", "lu", "cv", "volatile", "relaxed", "acquire", "release", "weak"}
 _SCOPES = {"cta", "gpu", "sys", "cluster"}
 _SPACES = {"global", "shared", "local", "param", "const"}
@@ -71,33 +71,7 @@ class Stats:
     threads: int = 0
 
 
-@dataclass
-class _Wave:
-    """The state of the blocks running together: registers, program counters, memories, thread indices."""
-
-    threads: int
-    regs: list[np.ndarray]
-    pc: np.ndarray
-    live: np.ndarray
-    waiting: np.ndarray
-    block_of: np.ndarray  # the thread's block, counted within the wave
-    lane: np.ndarray
-    warp: np.ndarray  # unique over the launch
-    special: dict[str, np.ndarray]
-    shared: SharedMemory
-    local: BlockMemory
-    block_threads: int
-    exited: int = 0
-    parked: int = 0
-    coords: dict[str, np.ndarray] = field(default_factory=dict)
-
-
-Step = Callable[[_Wave, Index, int], None]
-
-
-def _three(values: tuple[int, ...]) -> tuple[int, int, int]:
-    padded = (*values, 1, 1, 1)[:3]
-    return int(padded[0]), int(padded[1]), int(padded[2])
+Step = Callable[[Wave, Index, int], None]
 
 
 class Executor:
@@ -121,7 +95,7 @@ class Executor:
         self.hazards = trace.hazards if trace is not None else Hazards()
         self.stats = Stats()
         self.params = {p.name: value for p, value in zip(kernel.params, params, strict=True)}
-        self.lines = _learner_lines(kernel, module)
+        self.lines = learner_lines(kernel, module)
         self.reg_index = {name: i for i, name in enumerate(kernel.registers)}
         self.reg_types = [storage_of(t) for t in kernel.registers.values()]
         self.symbols: dict[str, tuple[str, int]] = {}  # variable -> (space, address or offset)
@@ -166,12 +140,12 @@ class Executor:
 
     def run(self, launch: Launch) -> Stats:
         """Execute the launch; KernelFault, LimitExceeded or Unsupported when it cannot finish."""
-        grid, block = _three(launch.grid), _three(launch.block)
+        grid, block = three(launch.grid), three(launch.block)
         block_threads = block[0] * block[1] * block[2]
         blocks = grid[0] * grid[1] * grid[2]
         if block_threads < 1 or block_threads > 1024 or blocks < 1:
             raise LimitExceeded(f"a launch of {blocks} blocks of {block_threads} threads cannot run")
-        if self.kernel.required_threads and self.kernel.max_threads and _three(self.kernel.max_threads) != block:
+        if self.kernel.required_threads and self.kernel.max_threads and three(self.kernel.max_threads) != block:
             raise KernelFault(f"the kernel requires blocks of {self.kernel.max_threads} threads (.reqntid)")
         shared = self.dynamic_offset + launch.shared_bytes if launch.shared_bytes else self.shared_static
         if shared > self.limits.max_shared_bytes:
@@ -181,57 +155,10 @@ class Executor:
         self.stats.threads += blocks * block_threads
         for first in range(0, blocks, per_wave):
             count = min(per_wave, blocks - first)
-            self._run_wave(self._wave(first, count, grid, block, shared))
+            self._run_wave(make_wave(first, count, grid, block, shared, self.reg_types, self.local_bytes))
         return self.stats
 
-    def _wave(
-        self, first: int, count: int, grid: tuple[int, int, int], block: tuple[int, int, int], shared: int
-    ) -> _Wave:
-        block_threads = block[0] * block[1] * block[2]
-        threads = count * block_threads
-        position = np.arange(threads, dtype=np.int64)
-        local_id = position % block_threads
-        block_of = position // block_threads
-        block_id = first + block_of
-        warps_per_block = -(-block_threads // WARP)
-        coords = {
-            "%tid.x": local_id % block[0],
-            "%tid.y": (local_id // block[0]) % block[1],
-            "%tid.z": local_id // (block[0] * block[1]),
-            "%ctaid.x": block_id % grid[0],
-            "%ctaid.y": (block_id // grid[0]) % grid[1],
-            "%ctaid.z": block_id // (grid[0] * grid[1]),
-        }
-        special = {name: values.astype(np.uint32) for name, values in coords.items()}
-        for axis, n, g in zip("xyz", block, grid, strict=True):
-            special[f"%ntid.{axis}"] = np.full(threads, n, dtype=np.uint32)
-            special[f"%nctaid.{axis}"] = np.full(threads, g, dtype=np.uint32)
-        lane = local_id % WARP
-        special["%laneid"] = lane.astype(np.uint32)
-        special["%warpid"] = (local_id // WARP).astype(np.uint32)
-        special["%nwarpid"] = np.full(threads, warps_per_block, dtype=np.uint32)
-        for name, test in (("eq", np.equal), ("lt", np.less), ("le", np.less_equal), ("gt", np.greater)):
-            special[f"%lanemask_{name}"] = np.array(
-                [sum(1 << k for k in range(WARP) if test(k, int(i))) for i in range(WARP)], dtype=np.uint32
-            )[lane]
-        regs = [np.zeros(threads, dtype=t) for t in self.reg_types]
-        return _Wave(
-            threads=threads,
-            regs=regs,
-            pc=np.zeros(threads, dtype=np.int64),
-            live=np.ones(threads, dtype=np.bool_),
-            waiting=np.zeros(threads, dtype=np.bool_),
-            block_of=block_of,
-            lane=lane,
-            warp=block_id * warps_per_block + local_id // WARP,
-            special=special,
-            shared=SharedMemory(count, shared),
-            local=BlockMemory(threads if self.local_bytes else 1, self.local_bytes, "local"),
-            block_threads=block_threads,
-            coords=coords,
-        )
-
-    def _run_wave(self, wave: _Wave) -> None:
+    def _run_wave(self, wave: Wave) -> None:
         steps, end = self.steps, len(self.steps)
         pc = wave.pc
         stats, budget = self.stats, self.limits.max_thread_instructions
@@ -272,7 +199,7 @@ class Executor:
                     f"{fault.message} ({self._who(wave, idx, fault.position)})", self.lines[low]
                 ) from None
 
-    def _who(self, wave: _Wave, idx: Index, position: int) -> str:
+    def _who(self, wave: Wave, idx: Index, position: int) -> str:
         thread = int(np.arange(wave.threads)[idx][position])
         c = {name: int(v[thread]) for name, v in wave.coords.items()}
         return (
@@ -280,7 +207,7 @@ class Executor:
             f"({c['%ctaid.x']}, {c['%ctaid.y']}, {c['%ctaid.z']})"
         )
 
-    def _exit(self, wave: _Wave, idx: Index) -> None:
+    def _exit(self, wave: Wave, idx: Index) -> None:
         leaving = np.zeros(wave.threads, dtype=np.bool_)
         leaving[idx] = True
         leaving &= wave.live
@@ -289,7 +216,7 @@ class Executor:
         wave.pc[idx] = len(self.steps) + 1
         self._release(wave)
 
-    def _release(self, wave: _Wave) -> None:
+    def _release(self, wave: Wave) -> None:
         """Free the parked threads of every block whose running threads have all arrived at the barrier."""
         if wave.parked == 0:
             return
@@ -317,7 +244,7 @@ class Executor:
             return body
         if ins.guard is None:
 
-            def step(wave: _Wave, idx: Index, pc: int) -> None:
+            def step(wave: Wave, idx: Index, pc: int) -> None:
                 body(wave, idx, pc)
                 wave.pc[idx] = pc + 1
 
@@ -325,7 +252,7 @@ class Executor:
         guard = self._reader(Reg(ins.guard), "pred")
         negated = ins.negated
 
-        def guarded(wave: _Wave, idx: Index, pc: int) -> None:
+        def guarded(wave: Wave, idx: Index, pc: int) -> None:
             taken = guard(wave, idx)
             if negated:
                 taken = ~taken
@@ -374,7 +301,7 @@ class Executor:
             write_p = self._writer(first, "pred")
             write_q = self._writer(second, "pred") if second is not None else None
 
-            def setp(wave: _Wave, idx: Index, pc: int) -> None:
+            def setp(wave: Wave, idx: Index, pc: int) -> None:
                 both = fn(*(read(wave, idx) for read in readers))
                 write_p(wave, idx, both[0])
                 if write_q is not None:
@@ -383,7 +310,7 @@ class Executor:
             return setp
         write = self._writer(dest, op.dest)
 
-        def compute(wave: _Wave, idx: Index, pc: int) -> None:
+        def compute(wave: Wave, idx: Index, pc: int) -> None:
             write(wave, idx, fn(*(read(wave, idx) for read in readers)))
 
         return compute
@@ -395,14 +322,14 @@ class Executor:
         to = self.kernel.labels[target.name]
         if ins.guard is None:
 
-            def jump(wave: _Wave, idx: Index, pc: int) -> None:
+            def jump(wave: Wave, idx: Index, pc: int) -> None:
                 wave.pc[idx] = to
 
             return jump
         guard = self._reader(Reg(ins.guard), "pred")
         negated = ins.negated
 
-        def branch(wave: _Wave, idx: Index, pc: int) -> None:
+        def branch(wave: Wave, idx: Index, pc: int) -> None:
             taken = guard(wave, idx)
             if negated:
                 taken = ~taken
@@ -417,7 +344,7 @@ class Executor:
         if not mods <= {"sync"}:
             raise Unsupported(f"`{ins.opcode}` is not supported (only bar.sync / barrier.sync)")
 
-        def barrier(wave: _Wave, idx: Index, pc: int) -> None:
+        def barrier(wave: Wave, idx: Index, pc: int) -> None:
             wave.pc[idx] = pc + 1
             before = int(wave.waiting.sum())
             wave.waiting[idx] = True
@@ -428,7 +355,7 @@ class Executor:
 
     # Operands
 
-    def _reader(self, operand: Operand, type_: str) -> Callable[[_Wave, Index], Any]:
+    def _reader(self, operand: Operand, type_: str) -> Callable[[Wave, Index], Any]:
         if isinstance(operand, Reg):
             i = self.reg_index[operand.name]
             return lambda wave, idx: as_type(wave.regs[i][idx], type_)
@@ -449,7 +376,7 @@ class Executor:
             raise KeyError(name)
         return self.symbols[name][1]
 
-    def _writer(self, operand: Operand, type_: str) -> Callable[[_Wave, Index, Any], None]:
+    def _writer(self, operand: Operand, type_: str) -> Callable[[Wave, Index, Any], None]:
         if isinstance(operand, Reg) and operand.name == "_":
             return lambda wave, idx, value: None
         if not isinstance(operand, Reg):
@@ -457,7 +384,7 @@ class Executor:
         i = self.reg_index[operand.name]
         storage = self.reg_types[i]
 
-        def write(wave: _Wave, idx: Index, value: Any) -> None:
+        def write(wave: Wave, idx: Index, value: Any) -> None:
             wave.regs[i][idx] = to_bits(value, type_, storage)
 
         return write
@@ -472,7 +399,7 @@ class Executor:
             write = self._writer(dest, type_)
             wide = DTYPES[type_]
 
-            def pack(wave: _Wave, idx: Index, pc: int) -> None:
+            def pack(wave: Wave, idx: Index, pc: int) -> None:
                 total = np.zeros((), dtype=wide)
                 for k, read in enumerate(readers):
                     total = total | (np.asarray(read(wave, idx)).astype(wide) << wide.type(k * width))
@@ -486,7 +413,7 @@ class Executor:
             writers = [self._writer(item, part) for item in dest.items]
             narrow = DTYPES[part]
 
-            def unpack(wave: _Wave, idx: Index, pc: int) -> None:
+            def unpack(wave: Wave, idx: Index, pc: int) -> None:
                 value = np.asarray(read(wave, idx))
                 for k, write in enumerate(writers):
                     write(wave, idx, (value >> value.dtype.type(k * width)).astype(narrow))
@@ -505,7 +432,7 @@ class Executor:
         read, write = self._reader(ins.operands[1], "u64"), self._writer(ins.operands[0], type_)
         shift = np.uint64(window)
 
-        def cvta(wave: _Wave, idx: Index, pc: int) -> None:
+        def cvta(wave: Wave, idx: Index, pc: int) -> None:
             value = read(wave, idx)
             write(wave, idx, (value - shift if to else value + shift).astype(DTYPES[type_]))
 
@@ -513,7 +440,7 @@ class Executor:
 
     # Memory
 
-    def _address(self, operand: Operand) -> Callable[[_Wave, Index], np.ndarray]:
+    def _address(self, operand: Operand) -> Callable[[Wave, Index], np.ndarray]:
         if not isinstance(operand, Addr):
             raise Unsupported(f"{operand} is not an address")
         offset = operand.offset
@@ -550,7 +477,7 @@ class Executor:
         if load:
             writers = [self._writer(item, type_) for item in items]
 
-            def ld(wave: _Wave, idx: Index, pc: int) -> None:
+            def ld(wave: Wave, idx: Index, pc: int) -> None:
                 values = self._access(wave, idx, address(wave, idx), space, dtype, vector, None, line)
                 if vector == 1:
                     writers[0](wave, idx, values)
@@ -561,7 +488,7 @@ class Executor:
             return ld
         readers = [self._reader(item, type_) for item in items]
 
-        def st(wave: _Wave, idx: Index, pc: int) -> None:
+        def st(wave: Wave, idx: Index, pc: int) -> None:
             n = _count(wave, idx)
             values = np.stack([np.broadcast_to(read(wave, idx), (n,)) for read in readers], axis=1)
             self._access(wave, idx, address(wave, idx), space, dtype, vector, values, line)
@@ -582,7 +509,7 @@ class Executor:
 
     def _access(
         self,
-        wave: _Wave,
+        wave: Wave,
         idx: Index,
         addresses: np.ndarray,
         space: str,
@@ -631,7 +558,7 @@ class Executor:
 
     def _shared(
         self,
-        wave: _Wave,
+        wave: Wave,
         idx: Index,
         addresses: np.ndarray,
         dtype: np.dtype,
@@ -653,18 +580,20 @@ class Executor:
         return None
 
     def _trace(
-        self, wave: _Wave, idx: Index, line: int | None, verb: str, kind: str, number: int, addresses: Any, size: int
+        self,
+        wave: Wave,
+        idx: Index,
+        line: int | None,
+        verb: str,
+        kind: Literal["global", "shared"],
+        number: int,
+        addresses: Any,
+        size: int,
     ) -> None:
         assert self.trace is not None
         shape = (len(self.memory.buffers[number].data) // size,) if kind == "global" else (wave.shared.size // size,)
-        self.trace.record(
-            (line or 0, verb, kind, number),
-            Space(kind, shape, size),
-            wave.warp[idx],
-            wave.lane[idx],
-            addresses,
-            size,  # type: ignore[arg-type]
-        )
+        space = Space(kind, shape, size)
+        self.trace.record((line or 0, verb, kind, number), space, wave.warp[idx], wave.lane[idx], addresses, size)
 
 
 def _resolve_generic(addresses: np.ndarray) -> tuple[str, np.ndarray]:
@@ -679,17 +608,3 @@ def _resolve_generic(addresses: np.ndarray) -> tuple[str, np.ndarray]:
         if inside.any():
             raise Fault(int(np.flatnonzero(~inside)[0]), "a generic access mixes shared or local memory with others")
     return "global", addresses
-
-
-def _learner_lines(kernel: Kernel, module: Module) -> list[int | None]:
-    """Each instruction's line in the learner's file; a `.loc` in another file (an inlined header) keeps the last."""
-    learner = {n for n, path in module.files.items() if path.rsplit("/", 1)[-1].startswith("submission")}
-    if not learner and module.files:
-        learner = {min(module.files)}
-    lines: list[int | None] = []
-    last: int | None = None
-    for ins in kernel.instructions:
-        if ins.line is not None and (not learner or ins.file in learner):
-            last = ins.line
-        lines.append(last)
-    return lines

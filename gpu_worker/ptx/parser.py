@@ -357,3 +357,17 @@ def _address(text: str, line: int | None) -> Addr:
     if base_text is None:
         return Addr(None, offset)
     return Addr(Reg(base_text) if base_text.startswith("%") else Sym(base_text), offset)
+
+
+def learner_lines(kernel: Kernel, module: Module) -> list[int | None]:
+    """Each instruction's line in the learner's file; a `.loc` in another file (an inlined header) keeps the last."""
+    learner = {n for n, path in module.files.items() if path.rsplit("/", 1)[-1].startswith("submission")}
+    if not learner and module.files:
+        learner = {min(module.files)}
+    lines: list[int | None] = []
+    last: int | None = None
+    for ins in kernel.instructions:
+        if ins.line is not None and (not learner or ins.file in learner):
+            last = ins.line
+        lines.append(last)
+    return lines

@@ -103,8 +103,10 @@ class MemoryTrace:
             totals.strides[int(addresses[1] - addresses[0]) // space.itemsize] += 1
 
     def report(self, grid: Sequence[int], block: Sequence[int], threads: int) -> MemoryReport:
+        totals: dict[object, SiteTotals] = dict(self.totals.items())
+        sites: dict[object, Site] = dict(self.sites.items())
         found = report_from_totals(
-            dict(self.totals), dict(self.sites), grid=grid, block=block, launches=1, threads=threads,
+            totals, sites, grid=grid, block=block, launches=1, threads=threads,
             accesses=self.accesses,
         )  # fmt: skip
         found.model = MODEL
