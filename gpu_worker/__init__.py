@@ -12,6 +12,8 @@ The packages, from the bottom up; each may import only the ones below it (and
 - `measurement/`: the trusted timer and what it leans on: CUDA-event timing, statistics, the per-GPU
   lock, the launch guard, calibration, device facts (CuPy, NVML), Nsight Compute's command line,
   the harness's kernel cache, and the engine side of GPU reports.
+- `ptx/`: the CPU tier's PTX executor: PTX parsed and run on NumPy, every address checked, and the
+  memory report (sectors per request, bank-conflict ways) counted from the warps' addresses.
 - `backends/`: per language and device, compile and launch (`sim`, `cuda`, the compile server).
 - `isolation/`: the sandbox (bubblewrap, cgroup, seccomp, uid pool), its pipe and budget, the child
   processes that run inside it, warm spares and GPU placement.

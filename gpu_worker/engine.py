@@ -58,13 +58,13 @@ from gpu_worker.protocol import (
     Result,
 )
 
-FINAL_TYPES = frozenset({"finished", "not_run", "compile_error", "rejected", "runtime_error", "error"})
+FINAL_TYPES = frozenset({"finished", "not_run", "compile_error", "rejected", "runtime_error", "timeout", "error"})
 GPU_EXTRA_PROCESSES = 32  # a cuda child's own threads (CUDA's, NVRTC's, Numba's) beyond the job's process limit
 Emit = Callable[[Event], None]
 # Who made the PTX that the engine assembles on the sim backend, by language (the engine's own words).
 COMPILERS = {
     "numba": "numba-cuda (NVVM)",
-    "triton": "Triton (compiled for sm_90) + Triton interpreter (CPU)",
+    "triton": "Triton (compiled for sm_90) + PTX executor (CPU)",
     "cuda": "nvcc",
 }
 
@@ -147,7 +147,7 @@ class _Judge:
         elif kind == "runtime_error" and self._sweep_block(message) is not None:
             # the exercise's sizes were all judged before the sweep began: this ends the curve, not the verdict
             state.sweep_error = f"at block size {self._sweep_block(message)}: {message.get('message', '')}"
-        elif kind in ("compile_error", "rejected", "runtime_error", "not_run"):
+        elif kind in ("compile_error", "rejected", "runtime_error", "timeout", "not_run"):
             if state.verdict is not None:
                 return  # the first verdict stands
             state.verdict, state.message = kind, str(message.get("message", ""))
@@ -345,9 +345,7 @@ def _start(job: Job, outcome: Outcome, uid: int | None) -> _Started | Result:
     """The job's device, its precheck, its runs and its sandbox; the `started` event. Ends the job if it cannot run."""
     backend = outcome.backend
     try:
-        outcome.device = device_name(backend)
-        if backend == "sim" and job.exercise.language == "triton":
-            outcome.device = TRITON_INTERPRETER
+        outcome.device = device_name(backend)  # on sim: the PTX executor, whose outputs and memory report these are
     except (ImportError, ValueError) as exc:
         outcome.send("started", backend=backend, device=outcome.device, worker=_worker(backend))
         return outcome.finish("error", f"the {backend} backend is not available on this worker: {exc}")
@@ -530,7 +528,6 @@ def _triton_options(job: Job) -> dict[str, Any]:
     return {"triton": triton.model_dump(include={"constexprs", "num_warps", "num_stages"})}
 
 
-TRITON_INTERPRETER = "Triton interpreter (CPU, TRITON_INTERPRET=1): correctness only, not timed"
 PROFILE_FIRST_SEQ = 10_000  # a profile's events follow the run's, whatever their count
 
 

@@ -1,10 +1,10 @@
-"""Execution backends: `sim` (CPU: Numba's CUDA simulator, CUDA C++ compiled but not run) and `cuda` (a GPU).
+"""Execution backends: `sim` (CPU: CUDA C++ on the PTX executor, Numba on its simulator) and `cuda` (a GPU).
 
 `get_backend` is called inside the sandboxed child; `device_name` in the
 engine, where it must not initialise CUDA. Also owns the compile server, the module rules of a
 kernel file, Numba's launch ABI, device-side checks and the toolkit's listings (PTX, SASS, ptxas).
 
-May import: `gpu_worker.measurement`, `gpu_worker.science`, `gpu_worker.exercise`,
+May import: `gpu_worker.ptx`, `gpu_worker.measurement`, `gpu_worker.science`, `gpu_worker.exercise`,
 `gpu_worker.protocol` and `gpu_worker.settings`.
 """
 
@@ -14,7 +14,8 @@ import importlib
 
 from gpu_worker.backends.base import Backend
 
-SIM_DEVICE = "simulator (Numba CUDA simulator on CPU)"
+# The CPU tier's outputs and memory report come from the PTX executor (`ptx_sim`), whatever the language.
+SIM_DEVICE = "CPU tier: PTX executor (NumPy), sm_90 PTX run on the CPU"
 
 
 def _module(name: str):

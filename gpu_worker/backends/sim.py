@@ -1,10 +1,14 @@
-"""The `sim` backend: CUDA Python on Numba's CUDA simulator, CUDA C++ compiled and analysed but not run.
+"""The `sim` backend (the CPU tier): CUDA C++ and CUDA Python run as PTX on the executor of `gpu_worker.ptx`.
 
-Numba kernels are imported twice, at the same time, in two processes of the
-same sandbox: here, with the simulator (NUMBA_ENABLE_CUDASIM=1), to run them
-at the exercise's small `sim` sizes; and in `numba_ptx`, with the real
-compiler, to type them (a GPU would refuse code the simulator happily runs)
-and to report registers, shared memory and spills for sm_90 through ptxas.
+CUDA C++ is compiled to PTX by nvcc, CUDA Python by Numba's real compiler (`numba_ptx`), each in its
+own process, and that PTX, not the learner's source, is run by the executor through `ptx_sim`: the
+outputs, the memory report and any fault on a line come from it. A CUDA C++ kernel using an
+instruction the executor does not run is `not_run`, with the instruction and line named; a CUDA
+Python one falls back to Numba's CUDA simulator (below), and its compile notes say so.
+
+The fallback: a Numba kernel whose PTX the executor cannot run is imported here, with the simulator
+(NUMBA_ENABLE_CUDASIM=1), and run at the exercise's small `sim` sizes, as before the executor; it
+was typed by the real compiler first (a GPU would refuse code the simulator happily runs).
 
 Triton kernels run on Triton's interpreter (TRITON_INTERPRET=1, set before
 the learner's module is imported, so `@triton.jit` makes interpreted
@@ -22,6 +26,7 @@ stacks are kept small to stay under the address-space limit.
 from __future__ import annotations
 
 import inspect
+import os
 import re
 import sys
 import threading
@@ -29,10 +34,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gpu_worker.backends import SIM_DEVICE, compile_server, nvcc, ptxas, sass
+from gpu_worker.backends import SIM_DEVICE, compile_server, nvcc, ptx_sim, ptxas, sass
 from gpu_worker.backends.base import Backend, Compiled, LearnerError
 from gpu_worker.backends.import_errors import import_failure, located
-from gpu_worker.backends.learner_module import import_learner_module
+from gpu_worker.backends.learner_module import UNCHECKED_ENV, import_learner_module
 from gpu_worker.exercise.diagnostics import exception_text, learner_line
 from gpu_worker.exercise.launch import LaunchConfig
 from gpu_worker.protocol import ArgSpec, CompileInfo, Diagnostic, Language
@@ -43,7 +48,7 @@ ANALYSIS_SECONDS = 120.0
 
 
 class SimBackend(Backend):
-    """Numba's CUDA simulator on the CPU."""
+    """The CPU tier: PTX on the executor, Numba's simulator and Triton's interpreter as labelled fallbacks."""
 
     name = "sim"
 
@@ -65,7 +70,7 @@ class SimBackend(Backend):
         options: dict[str, Any] | None = None,
     ) -> Compiled:
         if language == "cuda":
-            return compile_cuda(source, entry, args, workdir)
+            return on_executor(compile_cuda(source, entry, args, workdir), entry, args)
         if language == "triton":
             from gpu_worker.backends import triton_sim
 
@@ -73,13 +78,23 @@ class SimBackend(Backend):
         return self._compile_numba(source, entry, args, workdir)
 
     def _compile_numba(self, source: str, entry: str, args: list[ArgSpec], workdir: Path) -> Compiled:
+        """Numba's real compiler (its own process) makes the PTX; the executor runs it, never the module here.
+
+        Only when the compile fails (to word the learner's error as the import would) or the executor
+        cannot run the PTX (Numba's simulator, the labelled fallback) is the module imported in this process.
+        """
         path = workdir / "submission.py"
         path.write_text(source)
-        analysis = compile_server.take()  # the real compiler, in its own process, while the simulator imports
+        analysis = compile_server.take()  # the real compiler, in its own process
         analysis.compile(path, entry, args, (9, 0), listing=False)  # the SASS comes after the compile report
         try:
-            kernel = self._import_kernel(path, entry, args)
+            if os.environ.get(UNCHECKED_ENV) == "1":
+                # only the sandbox's own tests (module rules off): their hostile module level must meet the
+                # walls in this process, the one that talks to the engine, as it did before the executor
+                self._import_kernel(path, entry, args)
             found = analysis.result(timeout=ANALYSIS_SECONDS)
+            if not found.get("ok"):
+                self._import_kernel(path, entry, args)  # the import's own words for a missing or misshapen kernel
         except LearnerError as exc:
             if exc.verdict == "compile_error" and exc.compile_info is None:
                 exc.compile_info = CompileInfo(tool="python (numba-cuda simulator)", diagnostics=exc.diagnostics)
@@ -90,6 +105,14 @@ class SimBackend(Backend):
         info.max_threads_per_block = 1024
         cubin = workdir / "numba-kernel.cubin"  # written by the compile process's ptxas
         listing = deferred_listing(cubin, info.entry_symbol, source, entry)
+        symbol = str(found.get("symbol") or info.entry_symbol or entry)
+        prepared = ptx_sim.prepare(str(found["ptx"]), symbol, "numba", args)
+        if isinstance(prepared, ptx_sim.PtxKernel):
+            info.notes.append(f"run on the CPU: {ptx_sim.DEVICE}")
+            return Compiled(info=info, handle=prepared, listing=listing, ptx=str(found["ptx"]))
+        info.notes.append(f"run on Numba's CUDA simulator (the fallback): {prepared}"[:500])
+        kernel = sys.modules.get("submission")
+        kernel = getattr(kernel, entry, None) if kernel is not None else self._import_kernel(path, entry, args)
         return Compiled(info=info, handle=kernel, listing=listing, ptx=str(found["ptx"]))
 
     def _import_kernel(self, path: Path, entry: str, args: list[ArgSpec]) -> Any:
@@ -115,6 +138,13 @@ class SimBackend(Backend):
         return kernel
 
     def launch(self, handle: Any, args: list[Any], config: LaunchConfig, check: Any = None) -> None:
+        if isinstance(handle, ptx_sim.PtxKernel):
+            traced = self._memory_report is None and not self._traced
+            self._traced = True
+            found = ptx_sim.launch(handle, args, config, traced)
+            if found is not None:
+                self._memory_report = found
+            return None
         path = getattr(sys.modules.get("submission"), "__file__", "")
         if getattr(handle, "interpreted", False):
             from gpu_worker.backends import triton_sim
@@ -210,6 +240,17 @@ def compile_cuda(source: str, entry: str, args: list[ArgSpec], workdir: Path) ->
         listing = deferred_listing(ptx_path.with_suffix(".cubin"), entry, source)
     info.max_threads_per_block = 1024
     return Compiled(info=info, handle=None, not_run_reason=NOT_RUN, listing=listing, ptx=ptx)
+
+
+def on_executor(compiled: Compiled, entry: str, args: list[ArgSpec]) -> Compiled:
+    """The compiled CUDA C++ kernel made runnable on the CPU tier's PTX executor, or not run with the reason."""
+    prepared = ptx_sim.prepare(compiled.ptx or "", entry, "cuda", args)
+    if isinstance(prepared, str):
+        compiled.not_run_reason = f"{prepared}; it runs on a GPU worker"
+        return compiled
+    compiled.handle, compiled.not_run_reason = prepared, ""
+    compiled.info.notes.append(f"run on the CPU: {ptx_sim.DEVICE}")
+    return compiled
 
 
 def deferred_listing(

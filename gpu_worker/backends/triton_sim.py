@@ -1,5 +1,10 @@
-"""Triton on the `sim` backend: the real compiler in its own process, Triton's interpreter here.
+"""Triton on the `sim` backend: the real compiler in its own process, its PTX run by the executor here.
 
+The compiled kernel's PTX runs on `gpu_worker.ptx`'s executor (through `ptx_sim`), one block of
+num_warps * 32 threads per program, with the compiler's dynamic shared memory: the learner's module is
+never imported in this process. Only when the executor cannot run that PTX does the fallback below run.
+
+The fallback, Triton's interpreter:
 The learner's module is imported in this (sandboxed) process only after
 TRITON_INTERPRET=1 is set, so `@triton.jit` gives Triton's interpreted
 functions; the interpreter runs every program of the grid one after another
@@ -23,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from gpu_worker.backends import compile_server
+from gpu_worker.backends import compile_server, ptx_sim
 from gpu_worker.backends.base import Compiled, LearnerError
 from gpu_worker.backends.import_errors import import_failure, located
 from gpu_worker.backends.learner_module import import_learner_module
@@ -88,7 +93,17 @@ def compile_triton(source: str, entry: str, args: list[ArgSpec], workdir: Path, 
         "triton_ptx", path, entry, args, (9, 0), timeout=ANALYSIS_SECONDS, tool="Triton", arch="sm_90", triton=options
     )
     info = CompileInfo.model_validate(found["info"])
+    facts = found.get("kernel") or {}
+    prepared = ptx_sim.prepare(str(found["ptx"]), str(facts.get("name") or entry), "triton", args)
+    if isinstance(prepared, ptx_sim.PtxKernel):
+        prepared.block = (int(facts.get("num_warps") or 4) * 32, 1, 1)
+        prepared.shared_bytes = int(facts.get("shared") or 0)
+        prepared.reports_memory = False
+        info.tool = f"{info.tool} (compiled for sm_90) + PTX executor (CPU)"
+        info.notes.append(f"run on the CPU: {ptx_sim.DEVICE}")
+        return Compiled(info=info, handle=prepared, ptx=str(found["ptx"]))
     info.tool = f"{info.tool} (compiled for sm_90) + {TRITON_TOOL}"
+    info.notes.append(f"run by Triton's interpreter (the fallback): {prepared}"[:500])
     os.environ["TRITON_INTERPRET"] = "1"  # read when `@triton.jit` runs, below
     try:
         module = import_learner_module(path, language="triton")

@@ -23,11 +23,9 @@ SIM_ARCH = "sm_90"
 
 
 def source_label(backend: str, device: str, language: str = "") -> str:
-    """Which device, slice and backend a figure's numbers come from (Triton on the CPU: its interpreter)."""
-    if backend == "sim" and language == "triton":
-        return f"Triton interpreter (CPU): {SIM_ARCH} what-if for an {SIM_TARGET}, not measured"
+    """Which device, slice and backend a figure's numbers come from (on the CPU: the PTX executor's what-if)."""
     if backend == "sim":
-        return f"simulator (CPU): {SIM_ARCH} what-if for an {SIM_TARGET}, not measured"
+        return f"PTX executor (CPU): {SIM_ARCH} what-if for an {SIM_TARGET}, not measured"
     return f"{device}, cuda backend"
 
 

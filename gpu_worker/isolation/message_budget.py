@@ -31,6 +31,7 @@ PER_JOB = {
     "compile_error": 1,
     "rejected": 1,
     "runtime_error": 1,
+    "timeout": 1,  # the PTX executor's instruction budget: an endless kernel, ended before the wall clock
     "error": 1,
 }
 PER_SIZE = ("outputs", "memory", "occupancy", "timing", "profiled")

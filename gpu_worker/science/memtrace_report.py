@@ -67,6 +67,15 @@ class MemoryTotals(BaseModel):
     bank_conflicts: int = 0  # extra passes: wavefronts - requests
 
 
+class Hazard(BaseModel):
+    """A shared-memory hazard seen on one line: a race between warps with no barrier, or an uninitialised read."""
+
+    line: int | None = None
+    kind: Literal["race", "uninitialised"]
+    lanes: int  # thread-level accesses that met it
+    message: str
+
+
 class MemoryReport(BaseModel):
     """What the memory trace of one simulated launch found, per site and in total."""
 
@@ -79,6 +88,7 @@ class MemoryReport(BaseModel):
     truncated: bool = False  # the trace stopped at its cap; later accesses are not counted
     lines: list[LineReport] = Field(default_factory=list)
     totals: MemoryTotals = Field(default_factory=MemoryTotals)
+    hazards: list[Hazard] = Field(default_factory=list)  # the PTX executor's warnings; none from the simulator
     summary: str = ""
     model: str = (
         "sectors of 32 bytes, allocations aligned to 256 bytes; 32 shared-memory banks of 4 bytes, "
@@ -114,7 +124,9 @@ TracedAccess = tuple[object, int, tuple[int, int, int], int, int, int, int, int]
 
 
 @dataclass
-class _SiteTotals:
+class SiteTotals:
+    """One site's warp requests, summed: what its line of the report is made from."""
+
     requests: int = 0
     lanes: int = 0
     cost: int = 0  # sectors (global) or ways (shared)
@@ -229,7 +241,7 @@ def build_report(
     for key, launch, blk, warp, k, lane, addr, size in accesses:
         requests[(key, launch, blk, warp, k)].append((lane, addr, size))
         count += 1
-    per_site: dict[object, _SiteTotals] = defaultdict(_SiteTotals)
+    per_site: dict[object, SiteTotals] = defaultdict(SiteTotals)
     for (key, *_), group in requests.items():
         site, acc = sites[key], per_site[key]
         acc.requests += 1
@@ -242,7 +254,23 @@ def build_report(
         acc.ideal += ideal
         acc.worst = max(acc.worst, cost)
         _lane_strides(group, site.space.itemsize, acc.strides)
+    return report_from_totals(
+        per_site, sites, grid=grid, block=block, launches=launches, threads=threads, accesses=count, truncated=truncated
+    )
 
+
+def report_from_totals(
+    per_site: dict[object, SiteTotals],
+    sites: dict[object, Site],
+    *,
+    grid: Sequence[int] = (),
+    block: Sequence[int] = (),
+    launches: int = 0,
+    threads: int = 0,
+    accesses: int = 0,
+    truncated: bool = False,
+) -> MemoryReport:
+    """The report of sites whose requests were already valued (by this module, or by the PTX executor)."""
     totals = MemoryTotals()
     lines = []
     for key, acc in per_site.items():
@@ -291,7 +319,7 @@ def build_report(
         block=list(block),
         launches=launches,
         threads=threads,
-        accesses=count,
+        accesses=accesses,
         truncated=truncated,
         lines=lines,
         totals=totals,

@@ -1,10 +1,9 @@
 """Which queue a language's run goes to, and what the page says before submit when it cannot run anywhere live.
 
-CUDA C++ runs only on a GPU: on the simulator it is compiled and analysed (registers, shared memory,
-occupancy) but not run. So a CUDA C++ run goes to a serving GPU lane when the planned routing
-(`labs.fleet.routing`) did not already pick one, and the exercise page says so before submit when no
-GPU worker serves. No CPU runner of CUDA C++ is used: none on PyPI or Debian is robust (see the report
-of issue 12); numba's simulator runs CUDA Python only.
+CUDA C++ is timed only on a GPU: on the CPU tier its PTX runs on the worker's PTX executor (issue 27),
+checked and its memory traffic reported, but not timed. So a CUDA C++ run goes to a serving GPU lane
+when the planned routing (`labs.fleet.routing`) did not already pick one, and the exercise page says
+before submit, when no GPU worker serves, that this run will be checked on the CPU and not timed.
 """
 
 from __future__ import annotations
@@ -16,10 +15,9 @@ from labs.fleet import heartbeats, routing
 from labs.models import Exercise
 
 GPU_PREFIX = "gpu."
-CUDA_NOT_RUN = (
-    "CUDA C++ is compiled and analysed here (registers, shared memory, occupancy); it runs on a GPU lane, "
-    "and no GPU worker is serving now, so this run will end “Compiled, not run”. "
-    "CUDA Python (Numba) runs on the simulator."
+CUDA_ON_CPU = (
+    "No GPU worker is serving now: this CUDA C++ run goes to the CPU tier, where its PTX runs on the PTX "
+    "executor (checked, with its memory report and occupancy), but is not timed; timing needs a GPU lane."
 )
 
 
@@ -51,7 +49,7 @@ def language_notes(exercise: Exercise) -> dict[str, str]:
     for language in exercise.languages:
         queue = queue_for(exercise, language)
         if language == "cuda" and not queue.startswith(GPU_PREFIX):
-            notes[language] = CUDA_NOT_RUN
+            notes[language] = CUDA_ON_CPU
         else:
             notes[language] = heartbeats.queue_notice(queue)
     return notes

@@ -15,7 +15,7 @@ import gpu_worker
 
 ROOT = Path(gpu_worker.__file__).parent
 BASE = {"protocol", "settings"}
-BELOW_ISOLATION = {"backends", "measurement", "science", "exercise", *BASE}
+BELOW_ISOLATION = {"backends", "ptx", "measurement", "science", "exercise", *BASE}
 # what each part of gpu_worker may import of gpu_worker, as its package docstring says
 MAY_IMPORT: dict[str, set[str]] = {
     "protocol": set(),  # the contract: a scheduling policy's settings and the heartbeat document live in it
@@ -24,7 +24,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "science": {"exercise", "protocol"},
     "figures": {"science", "exercise", "protocol"},
     "measurement": {"science", "exercise", *BASE},
-    "backends": {"measurement", "science", "exercise", *BASE},
+    "ptx": {"science", "protocol"},
+    "backends": {"ptx", "measurement", "science", "exercise", *BASE},
     "isolation": BELOW_ISOLATION,
     "multigpu": set(),
     "datacenter": {"isolation", *BELOW_ISOLATION},

@@ -40,13 +40,14 @@ def test_the_off_by_one_kernel_is_shown_the_element_it_never_wrote():
     assert "never written" in check.mismatches[0].note
 
 
-def test_cuda_cpp_on_the_simulator_is_analysed_but_not_run():
+def test_cuda_cpp_on_the_cpu_tier_runs_its_ptx_on_the_executor_and_says_so():
     result = sample_run("reference-cuda").result
-    assert result.message.startswith("CUDA C++ is compiled and analysed on the simulator backend, not run")
+    assert result.verdict == "accepted" and len(result.checks) == 1
+    assert result.device.startswith("CPU tier: PTX executor")
+    assert result.memory["model"].startswith("PTX executor")
     assert result.compile.registers and result.compile.registers > 0
     assert result.compile.spill_bytes == 0 and result.compile.entry_symbol == "vector_add"
     assert ".entry vector_add" in result.compile.ptx_excerpt
-    assert result.checks == []
 
 
 def test_a_numba_kernel_is_compiled_for_sm_90_and_measured_by_ptxas():

@@ -37,9 +37,9 @@ def _serving_gpu(prefix: str) -> None:
         heart.set(heartbeat.decide(calibration))
 
 
-def test_without_a_gpu_worker_cuda_cpp_is_told_it_will_not_run_before_submit(site_prefix, labs_loaded):
+def test_without_a_gpu_worker_cuda_cpp_is_told_before_submit_it_runs_on_the_cpu_untimed(site_prefix, labs_loaded):
     notes = languages.language_notes(Exercise.objects.get(slug="vector-add"))
-    assert "runs on a GPU lane" in notes["cuda"] and "Compiled, not run" in notes["cuda"]
+    assert "PTX executor" in notes["cuda"] and "not timed" in notes["cuda"] and "GPU lane" in notes["cuda"]
     assert "GPU lane" not in notes["numba"]
 
 

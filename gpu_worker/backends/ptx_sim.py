@@ -1,0 +1,82 @@
+"""The CPU tier's PTX path: the PTX a compiler made is run by `gpu_worker.ptx`'s executor, not the learner's code.
+
+`prepare` parses the PTX and decodes the entry once, at compile time, so an instruction the executor
+does not run is known before any launch (the job is then `not_run`, saying which instruction and
+line); `launch` lays out the arguments with the language's ABI, runs the launch on the host arrays
+(the outputs land in them, and the engine checks them as it checks any other backend's), and keeps
+the first launch's memory report (sectors per request, bank-conflict ways per line). A fault is the
+learner's `runtime_error` on the line their compiler's `.loc` names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gpu_worker.backends import SIM_DEVICE
+from gpu_worker.backends.base import LearnerError
+from gpu_worker.exercise.launch import LaunchConfig
+from gpu_worker.protocol import ArgSpec, Diagnostic
+from gpu_worker.ptx.abi import Abi, arguments
+from gpu_worker.ptx.errors import KernelFault, LimitExceeded, PtxError
+from gpu_worker.ptx.executor import Executor, Launch
+from gpu_worker.ptx.memory import GlobalMemory
+from gpu_worker.ptx.parser import parse
+from gpu_worker.ptx.program import Kernel, Module
+from gpu_worker.ptx.report import MemoryTrace
+
+DEVICE = SIM_DEVICE
+
+
+@dataclass
+class PtxKernel:
+    """A kernel ready to launch on the executor: its module, entry, ABI and the exercise's argument names."""
+
+    module: Module
+    kernel: Kernel
+    abi: Abi
+    names: list[str]
+    block: tuple[int, int, int] | None = None  # Triton: num_warps * 32 threads, whatever the exercise's block
+    shared_bytes: int | None = None  # Triton: its dynamic shared memory, from the compiler's metadata
+    # Triton's blocked layouts spread a thread's elements over several scalar loads (no vector loads
+    # where alignment is unproven): its per-instruction sectors would fail the labs' goals, which were
+    # set for CUDA's one element per thread. Its memory report waits for goals that know layouts.
+    reports_memory: bool = True
+    interpreted: bool = False  # not Triton's interpreter: the sim backend launches this itself
+
+
+def prepare(ptx: str, symbol: str, abi: Abi, args: list[ArgSpec]) -> PtxKernel | str:
+    """The kernel, decoded; or, when the executor cannot run it, why (naming the instruction and line)."""
+    try:
+        module = parse(ptx)
+        kernel = module.kernels[symbol]
+        blank = [bytes(p.size) for p in kernel.params]
+        Executor(module, kernel, blank, GlobalMemory())  # decodes every instruction: refusals come now
+    except KeyError:
+        return f"the PTX has no kernel {symbol[:80]}"
+    except PtxError as exc:
+        return f"the CPU tier's PTX executor cannot run this kernel: {exc.located()}"
+    return PtxKernel(module, kernel, abi, [a.name for a in args])
+
+
+def launch(handle: PtxKernel, values: list[Any], config: LaunchConfig, traced: bool) -> dict[str, Any] | None:
+    """Run one launch on the host arrays; the memory report (as JSON data) when `traced`. LearnerError on a fault."""
+    params, memory = arguments(handle.kernel, handle.abi, handle.names, values)
+    trace = MemoryTrace() if traced and handle.reports_memory else None
+    executor = Executor(handle.module, handle.kernel, params, memory, trace=trace)
+    try:
+        block = handle.block or tuple(config.block)
+        shared = config.shared_bytes if handle.shared_bytes is None else handle.shared_bytes
+        stats = executor.run(Launch(tuple(config.grid), block, shared))  # type: ignore[arg-type]
+    except (KernelFault, LimitExceeded) as exc:
+        diagnostic = Diagnostic(line=exc.line, message=exc.message)
+        endless = isinstance(exc, LimitExceeded) and exc.endless
+        if endless:  # a GPU would run it until the wall clock: the same verdict, sooner, with a line
+            raise LearnerError("timeout", f"time limit exceeded: {exc.located()}", [diagnostic]) from None
+        raise LearnerError("runtime_error", exc.located(), [diagnostic]) from None
+    except PtxError as exc:
+        raise LearnerError("not_run", f"the CPU tier's PTX executor cannot run this kernel: {exc.located()}") from None
+    if trace is None:
+        return None
+    block_used = list(handle.block or config.block)
+    return trace.report(list(config.grid), block_used, stats.threads).model_dump(mode="json")

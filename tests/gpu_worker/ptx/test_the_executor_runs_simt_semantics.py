@@ -1,0 +1,133 @@
+"""Divergent branches reconverge, barriers hold a block, shuffles and atomics see their warp, on hand PTX."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from ptx_factories import floats, kernel, run
+
+from gpu_worker.ptx.errors import LimitExceeded, Unsupported
+from gpu_worker.ptx.executor import Limits
+
+OUT = ".param .u64 k_param_0"
+LOAD_OUT = "\tld.param.u64 %rd1, [k_param_0];\n\tcvta.to.global.u64 %rd1, %rd1;\n"
+THREAD_SLOT = "\tmov.u32 %r1, %tid.x;\n\tmul.wide.u32 %rd2, %r1, 4;\n\tadd.s64 %rd3, %rd1, %rd2;\n"
+
+
+def test_each_side_of_a_divergent_branch_runs_and_the_threads_meet_after_it():
+    body = (
+        LOAD_OUT
+        + THREAD_SLOT
+        + "\tand.b32 %r2, %r1, 1;\n\tsetp.eq.s32 %p1, %r2, 0;\n\t@%p1 bra EVEN;\n"
+        + "\tmov.u32 %r3, 100;\n\tbra.uni JOIN;\nEVEN:\n\tmov.u32 %r3, 200;\nJOIN:\n"
+        + "\tadd.s32 %r4, %r3, %r1;\n\tst.global.u32 [%rd3], %r4;\n\tret;"
+    )
+    out = np.zeros(64, dtype=np.uint32)
+    run(kernel("k", OUT, body), ["out"], [out], (1, 1, 1), (64, 1, 1))
+    t = np.arange(64)
+    assert out.tolist() == np.where(t % 2 == 0, 200 + t, 100 + t).tolist()
+
+
+def test_a_loop_whose_trip_count_differs_per_thread_runs_each_threads_count():
+    body = (
+        LOAD_OUT
+        + THREAD_SLOT
+        + "\tmov.u32 %r2, 0;\n\tmov.u32 %r3, 0;\nLOOP:\n\tsetp.ge.u32 %p1, %r2, %r1;\n\t@%p1 bra DONE;\n"
+        + "\tadd.s32 %r3, %r3, %r2;\n\tadd.s32 %r2, %r2, 1;\n\tbra.uni LOOP;\n"
+        + "DONE:\n\tst.global.u32 [%rd3], %r3;\n\tret;"
+    )
+    out = np.zeros(40, dtype=np.uint32)
+    run(kernel("k", OUT, body), ["out"], [out], (1, 1, 1), (40, 1, 1))
+    assert out.tolist() == [t * (t - 1) // 2 for t in range(40)]
+
+
+def test_a_barrier_makes_every_threads_shared_store_visible_to_the_block():
+    body = (
+        "\t.shared .align 4 .b8 tile[1024];\n"
+        + LOAD_OUT
+        + THREAD_SLOT
+        + "\tshl.b32 %r2, %r1, 2;\n\tmov.u32 %r3, tile;\n\tadd.s32 %r4, %r3, %r2;\n\tst.shared.u32 [%r4], %r1;\n"
+        + "\tbar.sync 0;\n\tsub.s32 %r5, 1020, %r2;\n\tadd.s32 %r6, %r3, %r5;\n\tld.shared.u32 %r7, [%r6];\n"
+        + "\tst.global.u32 [%rd3], %r7;\n\tret;"
+    )
+    out = np.zeros(256, dtype=np.uint32)
+    run(kernel("k", OUT, body), ["out"], [out], (1, 1, 1), (256, 1, 1))
+    assert out.tolist() == list(range(255, -1, -1))
+
+
+def test_each_block_has_its_own_shared_memory():
+    body = (
+        "\t.shared .align 4 .b8 cell[4];\n"
+        + LOAD_OUT
+        + "\tmov.u32 %r1, %ctaid.x;\n\tmov.u32 %r2, %tid.x;\n\tsetp.ne.s32 %p1, %r2, 0;\n\t@%p1 bra WAIT;\n"
+        + "\tst.shared.u32 [cell], %r1;\nWAIT:\n\tbar.sync 0;\n\tld.shared.u32 %r3, [cell];\n"
+        + "\tmov.u32 %r4, %ntid.x;\n\tmad.lo.s32 %r5, %r1, %r4, %r2;\n\tmul.wide.u32 %rd2, %r5, 4;\n"
+        + "\tadd.s64 %rd3, %rd1, %rd2;\n\tst.global.u32 [%rd3], %r3;\n\tret;"
+    )
+    out = np.zeros(5 * 64, dtype=np.uint32)
+    run(kernel("k", OUT, body), ["out"], [out], (5, 1, 1), (64, 1, 1))
+    assert out.tolist() == np.repeat(np.arange(5), 64).tolist()
+
+
+def test_shfl_down_sums_a_warp_and_its_predicate_says_which_lanes_had_a_source():
+    body = (
+        LOAD_OUT
+        + THREAD_SLOT
+        + "\tmov.u32 %r2, %r1;\n"
+        + "".join(
+            f"\tshfl.sync.down.b32 %r3|%p1, %r2, {o}, 31, -1;\n\tadd.s32 %r2, %r2, %r3;\n" for o in (16, 8, 4, 2, 1)
+        )
+        + "\tshfl.sync.down.b32 %r5|%p2, %r1, 1, 31, -1;\n\tselp.u32 %r6, 1, 0, %p2;\n"
+        + "\tshl.b32 %r6, %r6, 16;\n\tadd.s32 %r7, %r2, %r6;\n\tst.global.u32 [%rd3], %r7;\n\tret;"
+    )
+    out = np.zeros(64, dtype=np.uint32)
+    run(kernel("k", OUT, body), ["out"], [out], (1, 1, 1), (64, 1, 1))
+    assert out[0] == sum(range(32)) + (1 << 16) and out[32] == sum(range(32, 64)) + (1 << 16)
+    assert out[31] >> 16 == 0 and out[63] >> 16 == 0  # lane 31 has no lane 32 to read from
+
+
+def test_an_atomic_add_from_every_thread_counts_them_all_and_each_sees_a_distinct_old_value():
+    body = (
+        ".reg .b32 %q<4>;\n"
+        + LOAD_OUT
+        + "\tld.param.u64 %rd4, [k_param_1];\n\tcvta.to.global.u64 %rd4, %rd4;\n"
+        + THREAD_SLOT.replace("%tid.x", "%tid.x")
+        + "\tatom.global.add.u32 %r2, [%rd4], 1;\n\tst.global.u32 [%rd3], %r2;\n\tret;"
+    )
+    out, counter = np.zeros(128, dtype=np.uint32), np.zeros(1, dtype=np.uint32)
+    run(kernel("k", OUT + ",\n.param .u64 k_param_1", body), ["out", "counter"], [out, counter], (1, 1, 1), (128, 1, 1))
+    assert counter[0] == 128 and sorted(out.tolist()) == list(range(128))
+
+
+def test_float_arithmetic_is_ieee_single_precision():
+    body = (
+        "\tld.param.u64 %rd1, [k_param_0];\n\tld.param.u64 %rd5, [k_param_1];\n"
+        + THREAD_SLOT
+        + "\tadd.s64 %rd6, %rd5, %rd2;\n\tld.global.f32 %f1, [%rd3];\n\tmul.f32 %f2, %f1, 0f40400000;\n"
+        + "\tfma.rn.f32 %f3, %f1, %f1, %f2;\n\tdiv.rn.f32 %f4, %f3, 0f40E00000;\n\tst.global.f32 [%rd6], %f4;\n\tret;"
+    )
+    a, out = floats(32), np.zeros(32, dtype=np.float32)
+    run(kernel("k", OUT + ",\n.param .u64 k_param_1", body), ["a", "out"], [a, out], (1, 1, 1), (32, 1, 1))
+    fused = (a.astype(np.float64) * a + (a * np.float32(3))).astype(np.float32)  # one rounding: fma
+    assert np.array_equal(out, fused / np.float32(7))
+
+
+def test_an_instruction_the_executor_does_not_run_is_refused_by_name_and_line():
+    body = LOAD_OUT + "\t.loc\t1 12 3\n\tbrev.b32 %r1, %r1;\n\tret;"
+    with pytest.raises(Unsupported) as caught:
+        run(kernel("k", OUT, body), ["out"], [np.zeros(1, np.uint32)], (1, 1, 1), (1, 1, 1))
+    assert caught.value.line == 12 and "brev.b32" in caught.value.message
+
+
+def test_a_call_is_refused_rather_than_skipped():
+    body = "\t.loc\t1 5 3\n\tcall.uni vprintf, (%rd1, %rd2);\n\tret;"
+    with pytest.raises(Unsupported, match="call"):
+        run(kernel("k", OUT, body), ["out"], [np.zeros(1, np.uint32)], (1, 1, 1), (1, 1, 1))
+
+
+def test_an_endless_loop_stops_at_the_instruction_budget():
+    body = "\t.loc\t1 3 1\nL:\n\tbra.uni L;\n\tret;"
+    with pytest.raises(LimitExceeded) as caught:
+        run(kernel("k", OUT, body), ["out"], [np.zeros(1, np.uint32)], (1, 1, 1), (32, 1, 1),
+            limits=Limits(max_thread_instructions=100_000))  # fmt: skip
+    assert caught.value.line == 3
