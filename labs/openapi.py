@@ -14,10 +14,8 @@ from typing import Any
 from django.conf import settings
 
 from gpu_worker.protocol import LANGUAGES, MAX_SOURCE_BYTES
-from labs.api_input import MAX_INT_DIGITS, max_body_bytes
+from labs.api_input import max_body_bytes
 from labs.models.run import Status, Verdict
-
-MAX_ID = 10**MAX_INT_DIGITS - 1  # labs.converters: an id is at most 18 digits
 
 JSON = "application/json"
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
@@ -50,7 +48,8 @@ SUBMISSION_ID = {
     "name": "submission_id",
     "in": "path",
     "required": True,
-    "schema": {"type": "integer", "minimum": 0, "maximum": MAX_ID},
+    "description": "the run's `id`: random, never a count",
+    "schema": {"type": "string", "format": "uuid"},
 }
 SESSION = [{"session": []}]  # a GET: the session cookie
 SESSION_AND_CSRF = [{"session": [], "csrf_cookie": [], "csrf": []}]  # a POST: and the CSRF token, cookie and header
@@ -59,9 +58,13 @@ SESSION_AND_CSRF = [{"session": [], "csrf_cookie": [], "csrf": []}]  # a POST: a
 def _schemas() -> dict[str, Any]:
     state = {
         "type": "object",
-        "required": ["id", "exercise", "language", "status", "verdict", "queue", "created_at", "url", "ws_url"],
+        "required": [
+            *("id", "number", "exercise", "language", "status", "verdict", "queue"),
+            *("created_at", "url", "ws_url"),
+        ],
         "properties": {
-            "id": {"type": "integer"},
+            "id": {"type": "string", "format": "uuid", "description": "what URLs name the run by"},
+            "number": {"type": "integer", "description": "what pages call the run (#number)"},
             "exercise": {"type": "string"},
             "language": {"type": "string", "enum": list(LANGUAGES)},
             "status": {"type": "string", "enum": list(Status.values)},
@@ -191,7 +194,7 @@ def _paths() -> dict[str, Any]:
         "/api/submissions/{submission_id}": {
             "get": {
                 "operationId": "readSubmission",
-                "summary": "One run with its source, result and events (its owner, their instructors, admins).",
+                "summary": "One run with its source, result and events (its owner, their course's staff, admins).",
                 "parameters": [SUBMISSION_ID],
                 "responses": {"200": _json("The run", "SubmissionDetail"), **_refusals(401, 404)},
             }

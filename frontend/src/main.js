@@ -232,17 +232,19 @@ class ExercisePage {
       return;
     }
     const sub = reply.body;
-    this.view.setStatus(`Submission #${sub.id} sent; waiting for the worker…`, "busy");
+    this.view.setStatus(`Submission #${sub.number} sent; waiting for the worker…`, "busy");
     // The socket's snapshot says where the run is, even if it already finished.
-    this.startRun(sub.id, null).live = true;
+    this.startRun(sub.id, null, sub.number).live = true;
     this.refreshHistory();
   }
 
-  startRun(id, submission) {
+  /** `id` names the run in URLs (random); `number` is what the page calls it (#number). */
+  startRun(id, submission, number) {
     this.profilePanel.clear();
     const run = new Run({
       profile: this.profilePanel,
       id,
+      number,
       view: this.view,
       editor: this.editor,
       figures: this.figures,
@@ -279,22 +281,22 @@ class ExercisePage {
     const sub = reply.body;
     if (this.run && !this.run.finished && this.run.live) {
       // The run being followed keeps the panes; the past code still opens beside the draft.
-      this.showPast({ language: sub.language, source: sub.source, label: `Submission #${sub.id}` });
+      this.showPast({ language: sub.language, source: sub.source, label: `Submission #${sub.number}` });
       return;
     }
     this.resetRun();
     this.setBusy(false);
     if (beside && typeof sub.source === "string") {
-      this.showPast({ language: sub.language, source: sub.source, label: `Submission #${sub.id}` });
+      this.showPast({ language: sub.language, source: sub.source, label: `Submission #${sub.number}` });
     }
-    this.view.setStatus(status || `Showing submission #${sub.id}.`, "info");
-    this.startRun(sub.id, sub);
+    this.view.setStatus(status || `Showing submission #${sub.number}.`, "info");
+    this.startRun(sub.id, sub, sub.number);
   }
 
   /** On load: the newest run's verdict and figures, without touching the draft. */
   showLastRun(items) {
     if (!items || !items.length || this.run) return;
-    this.openSubmission(items[0].id, { beside: false, status: `Your last run, #${items[0].id}.` });
+    this.openSubmission(items[0].id, { beside: false, status: `Your last run, #${items[0].number}.` });
   }
 
   async refreshHistory() {

@@ -1,5 +1,7 @@
 """A learner's run: the submission, its streamed events and its result document."""
 
+import uuid
+
 from django.conf import settings
 from django.db import models
 
@@ -26,6 +28,10 @@ Verdict = models.TextChoices("Verdict", [(v.upper(), (v, VERDICT_LABELS[v])) for
 
 
 class Submission(models.Model):
+    """One run of a learner's source. Its `pk` numbers it on staff pages; URLs name it by `public_id`, random,
+    so nobody reaches another's run by counting."""
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions")
     exercise = models.ForeignKey("labs.Exercise", on_delete=models.PROTECT, related_name="submissions")
     language = models.CharField(max_length=10, choices=Language.choices)

@@ -6,6 +6,7 @@ a JSON `{"error": message}` with a 4xx status, never a server error.
 
 from collections.abc import Callable
 from functools import wraps
+from uuid import UUID
 
 from django.http import HttpRequest, JsonResponse
 
@@ -62,8 +63,8 @@ def submissions(request: HttpRequest) -> JsonResponse:
 
 
 @api_view("GET")
-def submission_detail(request: HttpRequest, submission_id: int) -> JsonResponse:
-    submission = Submission.objects.select_related("exercise").filter(pk=submission_id).first()
+def submission_detail(request: HttpRequest, submission_id: UUID) -> JsonResponse:
+    submission = Submission.objects.select_related("exercise").filter(public_id=submission_id).first()
     if submission is None or not visibility.can_view(request.user, submission):
         return error("No such submission.", 404)
     state = visibility.submission_state(submission)
@@ -71,9 +72,9 @@ def submission_detail(request: HttpRequest, submission_id: int) -> JsonResponse:
 
 
 @api_view("POST")
-def submission_profile(request: HttpRequest, submission_id: int) -> JsonResponse:
-    """Ask for the Nsight Compute report of an accepted GPU run (its owner, their instructors, admins)."""
-    submission = Submission.objects.select_related("exercise").filter(pk=submission_id).first()
+def submission_profile(request: HttpRequest, submission_id: UUID) -> JsonResponse:
+    """Ask for the Nsight Compute report of an accepted GPU run (its owner, their course's staff, admins)."""
+    submission = Submission.objects.select_related("exercise").filter(public_id=submission_id).first()
     if submission is None or not visibility.can_view(request.user, submission):
         return error("No such submission.", 404)
     if not services.request_profile(submission):

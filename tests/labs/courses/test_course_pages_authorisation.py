@@ -103,8 +103,8 @@ def test_a_ta_may_read_a_students_run_of_their_course_but_not_of_another(world, 
     alices = run_at(people["alice"], assignment.release_at)
     bobs = run_at(bob, assignment.release_at)
     tess = client_for(people["tess"])
-    assert tess.get(f"/api/submissions/{alices.pk}").status_code == 200
-    assert tess.get(f"/api/submissions/{bobs.pk}").status_code == 404
+    assert tess.get(f"/api/submissions/{alices.public_id}").status_code == 200
+    assert tess.get(f"/api/submissions/{bobs.public_id}").status_code == 404
 
 
 def test_the_lti_endpoints_are_public_as_lti_needs_but_refuse_a_launch_without_a_signed_token(world):
