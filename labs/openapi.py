@@ -55,6 +55,24 @@ SESSION = [{"session": []}]  # a GET: the session cookie
 SESSION_AND_CSRF = [{"session": [], "csrf_cookie": [], "csrf": []}]  # a POST: and the CSRF token, cookie and header
 
 
+def _source_body(description: str, min_length: int = 0) -> dict[str, Any]:
+    """A body naming an exercise, a language and a source: a new run's, a draft's."""
+    return {
+        "type": "object",
+        "required": ["exercise", "language", "source"],
+        "properties": {
+            "exercise": {"type": "string", "minLength": 1, "maxLength": 100, "description": "an exercise's slug"},
+            "language": {"type": "string", "enum": list(LANGUAGES)},
+            "source": {
+                "type": "string",
+                "minLength": min_length,
+                "maxLength": MAX_SOURCE_BYTES,
+                "description": description,
+            },
+        },
+    }
+
+
 def _schemas() -> dict[str, Any]:
     state = {
         "type": "object",
@@ -101,28 +119,17 @@ def _schemas() -> dict[str, Any]:
             },
         ]
     }
-    new_run = {
-        "type": "object",
-        "required": ["exercise", "language", "source"],
-        "properties": {
-            "exercise": {"type": "string", "minLength": 1, "maxLength": 100, "description": "an exercise's slug"},
-            "language": {"type": "string", "enum": list(LANGUAGES)},
-            "source": {
-                "type": "string",
-                "minLength": 1,
-                "maxLength": MAX_SOURCE_BYTES,
-                "description": f"the program, at most {MAX_SOURCE_BYTES} bytes in UTF-8",
-            },
-            "block_size": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": 1024,
-                "description": "threads per block, where the exercise offers a choice (`launch_choices`)",
-            },
-            "sweep": {
-                "type": "boolean",
-                "description": "also run every other block size offered, on a GPU, and draw the curve",
-            },
+    new_run = _source_body(f"the program, at most {MAX_SOURCE_BYTES} bytes in UTF-8", min_length=1)
+    new_run["properties"] |= {
+        "block_size": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 1024,
+            "description": "threads per block, where the exercise offers a choice (`launch_choices`)",
+        },
+        "sweep": {
+            "type": "boolean",
+            "description": "also run every other block size offered, on a GPU, and draw the curve",
         },
     }
     return {
@@ -145,6 +152,28 @@ def _schemas() -> dict[str, Any]:
             },
         },
         "NewSubmission": new_run,
+        "Draft": {
+            "type": "object",
+            "required": ["exercise", "language", "source", "saved_at"],
+            "properties": {
+                "exercise": {"type": "string"},
+                "language": {"type": "string", "enum": list(LANGUAGES)},
+                "source": {"type": "string"},
+                "saved_at": {"type": "string", "format": "date-time"},
+            },
+        },
+        "DraftList": {
+            "type": "object",
+            "required": ["drafts"],
+            "properties": {
+                "drafts": {
+                    "type": "object",
+                    "description": "one's drafts by language",
+                    "additionalProperties": {"$ref": "#/components/schemas/Draft"},
+                }
+            },
+        },
+        "NewDraft": _source_body(f"the editor's text, at most {MAX_SOURCE_BYTES} bytes in UTF-8; it may be empty"),
         "Profile": {"type": "object", "required": ["profile"], "properties": {"profile": {"type": "object"}}},
     }
 
@@ -189,6 +218,32 @@ def _paths() -> dict[str, Any]:
                     "201": _json("The new run", "SubmissionState"),
                     **_refusals(400, 401, 403, 404, 413, 415, 429),
                 },
+            },
+        },
+        "/api/drafts": {
+            "get": {
+                "operationId": "readDrafts",
+                "summary": "One's drafts of an exercise, by language: the editor opens on them in any browser.",
+                "parameters": [
+                    {
+                        "name": "exercise",
+                        "in": "query",
+                        "required": True,
+                        "schema": {"type": "string", "minLength": 1, "maxLength": 100},
+                        "description": "the exercise's slug",
+                    }
+                ],
+                "responses": {"200": _json("One's drafts", "DraftList"), **_refusals(400, 401, 404)},
+            },
+            "put": {
+                "operationId": "saveDraft",
+                "security": SESSION_AND_CSRF,
+                "summary": "Keep the editor's text as one's draft of an exercise in a language (replacing the last).",
+                "requestBody": {
+                    "required": True,
+                    "content": {JSON: {"schema": {"$ref": "#/components/schemas/NewDraft"}}},
+                },
+                "responses": {"200": _json("The draft kept", "Draft"), **_refusals(400, 401, 403, 404, 413, 415)},
             },
         },
         "/api/submissions/{submission_id}": {

@@ -19,6 +19,7 @@ urlpatterns = [
     path("fleet/dashboard/", fleet_dashboard.dashboard_page, name="fleet_dashboard"),
     path("api/openapi.json", api.openapi_document, name="api_openapi"),
     path("api/submissions", api.submissions, name="api_submissions"),
+    path("api/drafts", api.learner_drafts, name="api_drafts"),
     path("api/submissions/<uuid:submission_id>", api.submission_detail, name="api_submission"),
     path("api/submissions/<uuid:submission_id>/profile", api.submission_profile, name="api_submission_profile"),
     path("courses/", courses.course_list, name="courses"),

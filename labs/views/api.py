@@ -1,4 +1,5 @@
-"""JSON API: submit a run, list one's runs, read one run, and the API's OpenAPI document. Session auth with CSRF.
+"""JSON API: submit a run, list one's runs, read one run, keep one's drafts, and the API's OpenAPI document.
+Session auth with CSRF.
 
 Bodies and parameters are validated in one place (`labs.api_input`); every refusal is
 a JSON `{"error": message}` with a 4xx status, never a server error.
@@ -11,9 +12,9 @@ from uuid import UUID
 from django.http import HttpRequest, JsonResponse
 
 from labs import openapi
-from labs.api_input import BadInput, query_text, submission_input
-from labs.models import Submission
-from labs.runs import services, visibility
+from labs.api_input import BadInput, draft_input, query_text, submission_input
+from labs.models import Exercise, Submission
+from labs.runs import drafts, services, visibility
 
 
 def error(message: str, status: int) -> JsonResponse:
@@ -83,6 +84,22 @@ def submission_profile(request: HttpRequest, submission_id: UUID) -> JsonRespons
             return JsonResponse({"profile": profile}, status=200)
         return error("Only an accepted run on a GPU can be profiled.", 409)
     return JsonResponse({"profile": submission.result["profile"]}, status=202)
+
+
+@api_view("GET", "PUT")
+def learner_drafts(request: HttpRequest) -> JsonResponse:
+    """GET: one's drafts of an exercise, by language; PUT: keep the editor's text as one's draft."""
+    if request.method == "GET":
+        slug = query_text(request, "exercise")
+        if not slug:
+            raise BadInput("Say which exercise's drafts to read ('?exercise=<slug>').")
+        exercise = Exercise.objects.visible_to(request.user).filter(slug=slug).first()
+        if exercise is None:
+            return error(f"There is no exercise called '{slug}'.", 404)
+        return JsonResponse({"drafts": drafts.drafts_of(request.user, exercise)})
+    draft = draft_input(request)
+    saved = drafts.save_draft(request.user, draft.exercise, draft.language, draft.source)
+    return JsonResponse(drafts.draft_state(saved))
 
 
 @api_view("GET", login=False)

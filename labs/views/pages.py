@@ -11,7 +11,7 @@ from labs.curriculum.lessons import LessonContext, render_lesson
 from labs.fleet import heartbeats, languages, routing
 from labs.models import Exercise, Module
 from labs.models.run import Language
-from labs.runs import progress
+from labs.runs import drafts, progress
 
 
 @login_required
@@ -46,6 +46,8 @@ def exercise_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "submissions_url": f"{reverse('labs:api_submissions')}?exercise={exercise.slug}",
         "ws_base": "/ws/submissions/",
         "csrf_token": get_token(request),
+        "drafts_url": reverse("labs:api_drafts"),
+        "drafts": drafts.drafts_of(request.user, exercise),  # the server's copies: the editor opens on them
         "initial_language": exercise.languages[0],
         "language_notes": languages.language_notes(exercise),
     }

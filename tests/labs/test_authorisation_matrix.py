@@ -29,6 +29,8 @@ ADMIN_LOGIN = "admin-login"  # sent to the admin's login page
 SITE = "http://testserver"
 FOREIGN = ("http://testserver:8001", "https://testserver", "http://evil.example")
 RUN_BODY = '{"exercise": "vector-add", "language": "numba", "source": "x = 1\\n"}'
+DRAFT_BODY = '{"exercise": "vector-add", "language": "numba", "source": "x = 2\\n"}'
+BODIES = {"POST": RUN_BODY, "PUT": DRAFT_BODY}
 
 # (method, path) -> outcome for (alice, bob, ian, olga, ada, anonymous). {run} is alice's run (its public id),
 # {number} the same run's number (its pk), {nobody} a public id of no run, {module} a module slug.
@@ -53,6 +55,11 @@ HTTP = {
     ("DELETE", "/api/submissions/{run}"): (405, 405, 405, 405, 405, 405),
     ("POST", "/api/submissions/{run}/profile"): (409, 404, 409, 404, 409, 401),  # 409: a sim run has no profile
     ("POST", "/api/submissions/{number}/profile"): (404, 404, 404, 404, 404, 404),
+    # one's own drafts: everyone logged in has them (and reads only their own)
+    ("GET", "/api/drafts?exercise=vector-add"): (200, 200, 200, 200, 200, 401),
+    ("GET", "/api/drafts?exercise=no-such-lab"): (404, 404, 404, 404, 404, 401),
+    ("PUT", "/api/drafts"): (200, 200, 200, 200, 200, 401),
+    ("DELETE", "/api/drafts"): (405, 405, 405, 405, 405, 405),
     ("GET", "/courses/"): (200, 200, 200, 200, 200, LOGIN),
     ("GET", "/authoring/"): (403, 403, 200, 200, 200, LOGIN),
     ("GET", "/authoring/no-such-draft/"): (403, 403, 404, 404, 404, LOGIN),
@@ -113,8 +120,8 @@ def test_each_page_and_endpoint_answers_each_persona_as_its_role_allows(world, m
     for persona, expected in zip(PERSONAS, HTTP[(method, path)], strict=True):
         client = _client(people, persona)
         url = path.format(**ids)
-        if method == "POST":
-            response = client.post(url, data=RUN_BODY, content_type="application/json")
+        if method in BODIES:
+            response = client.generic(method, url, data=BODIES[method], content_type="application/json")
         else:
             response = client.generic(method, url)
         assert _outcome(response) == expected, (persona, method, url, response.status_code)
@@ -125,28 +132,17 @@ def test_each_page_and_endpoint_answers_each_persona_as_its_role_allows(world, m
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("origin", FOREIGN)
-def test_alices_cookies_from_a_foreign_origin_cannot_post(world, origin):
+@pytest.mark.parametrize(("method", "path", "done"), [("POST", "/api/submissions", 201), ("PUT", "/api/drafts", 200)])
+def test_alices_cookies_from_a_foreign_origin_cannot_post(world, origin, method, path, done):
     people, _ = world
     client = Client(enforce_csrf_checks=True)
     client.force_login(people["alice"])
     token = get_token(RequestFactory().get("/"))
     client.cookies["csrftoken"] = token  # the worst case: even with a valid token pair, the origin decides
-    response = client.post(
-        "/api/submissions",
-        data=RUN_BODY,
-        content_type="application/json",
-        HTTP_X_CSRFTOKEN=token,
-        HTTP_ORIGIN=origin,
-    )
+    sent = {"data": BODIES[method], "content_type": "application/json", "HTTP_X_CSRFTOKEN": token}
+    response = client.generic(method, path, HTTP_ORIGIN=origin, **sent)
     assert response.status_code == 403 and "CSRF" in response.json()["error"]
-    same_site = client.post(
-        "/api/submissions",
-        data=RUN_BODY,
-        content_type="application/json",
-        HTTP_X_CSRFTOKEN=token,
-        HTTP_ORIGIN=SITE,
-    )
-    assert same_site.status_code == 201
+    assert client.generic(method, path, HTTP_ORIGIN=SITE, **sent).status_code == done
 
 
 async def _ws_outcome(user, run_id: object, action: str, origin: str = SITE) -> str | int:

@@ -28,8 +28,8 @@ from schemathesis.specs.openapi import checks as openapi_checks
 from labs.runs import services
 from tests.labs.factories import client_for
 
-# Examples per operation and mode: 4 operations x 2 modes.
-EXAMPLES = {GenerationMode.POSITIVE: 130, GenerationMode.NEGATIVE: 130}
+# Examples per operation and mode: 6 operations x 2 modes.
+EXAMPLES = {GenerationMode.POSITIVE: 90, GenerationMode.NEGATIVE: 90}
 AT_LEAST = 1000
 # A schema-valid run can still be refused by rules a schema cannot state (the exercise does not offer that
 # language, a fixed launch refuses `block_size`): those refusals are checked as 4xx with a message instead.
@@ -83,6 +83,8 @@ def _steer(case: schemathesis.Case, run: str) -> None:
     (a generated id or slug almost never exists); the rest of each case is as generated."""
     if case.path_parameters and str(case.path_parameters.get("submission_id", "1"))[-1:] in "02468ace":
         case.path_parameters["submission_id"] = run
+    if isinstance(case.query, dict) and len(str(case.query.get("exercise", ""))) % 2 == 0:
+        case.query["exercise"] = "vector-add"
     if isinstance(case.body, dict) and len(case.body.get("exercise", "")) % 2 == 0:
         case.body["exercise"] = "vector-add"  # offers numba, cuda and triton, and a choice of block size
         if case.body.get("language") == "policy":
@@ -121,7 +123,7 @@ def test_generated_requests_from_the_schema_get_no_server_error(wsgi_app, alice_
     )
     schema = schemathesis.openapi.from_wsgi("/api/openapi.json", app, config=config)
     operations = [result.ok() for result in schema.get_all_operations()]
-    assert len(operations) == 4  # every operation but the document itself, which Schemathesis loaded
+    assert len(operations) == 6  # every operation but the document itself, which Schemathesis loaded
     sent = Counter[str]()
     for operation in operations:
         for mode in EXAMPLES:
