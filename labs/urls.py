@@ -3,7 +3,19 @@
 from django.urls import path
 
 import labs.converters  # noqa: F401  (registers <id:...>)
-from labs.views import api, authoring, calculators, courses, fleet, fleet_dashboard, fleet_plan, grades, lti, pages
+from labs.views import (
+    api,
+    authoring,
+    calculators,
+    courses,
+    fleet,
+    fleet_dashboard,
+    fleet_plan,
+    grades,
+    lti,
+    lti_platforms,
+    pages,
+)
 
 app_name = "labs"
 A = "courses/<slug:slug>/a/<slug:assignment_slug>/"
@@ -43,4 +55,5 @@ urlpatterns = [
     path("lti/login/", lti.oidc_login, name="lti_login"),
     path("lti/launch/", lti.launch, name="lti_launch"),
     path("lti/jwks/", lti.jwks, name="lti_jwks"),
+    path("lti/platforms/", lti_platforms.platforms_page, name="lti_platforms"),
 ]

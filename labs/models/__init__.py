@@ -14,7 +14,7 @@ from labs.models.course import (
 )
 from labs.models.gpu import Gpu, Node, Pool, Slice, Worker
 from labs.models.lab import Exercise, Module
-from labs.models.lti import LtiContext, LtiPlatform, LtiResourceLink, LtiUser
+from labs.models.lti import LtiContext, LtiPlatform, LtiResourceLink, LtiToolKey, LtiUser
 from labs.models.run import SourceDraft, Submission, SubmissionEvent
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "LtiContext",
     "LtiPlatform",
     "LtiResourceLink",
+    "LtiToolKey",
     "LtiUser",
     "Membership",
     "Module",

@@ -41,6 +41,9 @@ HTTP = {
     ("GET", "/exercises/vector-add/"): (200, 200, 200, 200, 200, LOGIN),
     ("GET", "/exercises/no-such-lab/"): (404, 404, 404, 404, 404, LOGIN),
     ("GET", "/fleet/"): (403, 403, 200, 200, 200, LOGIN),
+    # drain or undrain a worker: the admins' alone (an instructor sees the fleet, but may not stop it); the
+    # admin is sent back to the page, which says what came of it (here: no such action)
+    ("POST", "/fleet/"): (403, 403, 403, 403, 302, LOGIN),
     ("GET", "/fleet/plan/"): (403, 403, 403, 403, 200, LOGIN),
     ("GET", "/fleet/dashboard/"): (403, 403, 403, 403, 200, LOGIN),
     ("GET", "/fleet/plan/export/kubernetes/"): (403, 403, 403, 403, 409, LOGIN),  # 409: no plan to export yet
@@ -66,6 +69,9 @@ HTTP = {
     ("GET", "/lti/jwks/"): (200, 200, 200, 200, 200, 200),  # public, as LTI needs: the tool's public keys
     ("POST", "/lti/launch/"): (400, 400, 400, 400, 400, 400),  # public, and refused without a signed id_token
     ("GET", "/lti/login/"): (400, 400, 400, 400, 400, 400),
+    # registering an LMS: the admins' page (the tool's addresses and key set, and the form; 400: an empty form)
+    ("GET", "/lti/platforms/"): (403, 403, 403, 403, 200, LOGIN),
+    ("POST", "/lti/platforms/"): (403, 403, 403, 403, 400, LOGIN),
     # public: an invitation's token is the credential; a wrong or used one is refused on the page (200)
     ("GET", "/accounts/invitation/MQ/not-a-token/"): (200, 200, 200, 200, 200, 200),
     ("GET", "/accounts/invitation/done/"): (200, 200, 200, 200, 200, 200),
@@ -108,8 +114,10 @@ def _client(people, persona) -> Client:
 
 
 def _outcome(response) -> int | str:
-    if response.status_code == 302:
-        return ADMIN_LOGIN if "/admin/login/" in response["Location"] else LOGIN
+    if response.status_code == 302 and "/admin/login/" in response["Location"]:
+        return ADMIN_LOGIN
+    if response.status_code == 302 and "/accounts/login/" in response["Location"]:
+        return LOGIN
     return response.status_code
 
 
