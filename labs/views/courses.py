@@ -24,8 +24,9 @@ from gpu_worker.exercise.labspec import LabError, find_lab
 from labs import accounts
 from labs.courses import access, grading, services
 from labs.courses.services import CourseInputError, ItemSpec
+from labs.fleet import budgets
 from labs.models import Assignment, Course, Exercise, Feedback, LtiPlatform
-from labs.models.course import BoardNames, GradingRule, Role, Selection
+from labs.models.course import BoardNames, BudgetPeriod, GradingRule, Role, Selection
 
 
 def course_or_404(user: Any, slug: str) -> Course:
@@ -125,6 +126,10 @@ def course_page(request: HttpRequest, course: Course, error: str = "", status: i
         "board_choices": BoardNames.choices,
         "lti_platforms": LtiPlatform.objects.all() if access.may_run(course, user) else [],
         "lti_contexts": course.lti_contexts.select_related("platform") if teaching else [],
+        "is_admin": access.is_admin(user),
+        "gpu_spend": budgets.spend_of(course) if teaching else None,
+        "gpu_periods": BudgetPeriod.choices,
+        "my_gpu": [b for b in budgets.budgets_for(user) if b.course_pk == course.pk] if not teaching else [],
         "error": error,
         **extra,
     }
@@ -160,6 +165,17 @@ def course_people(request: HttpRequest, slug: str) -> HttpResponse:
             services.set_group(course, request.user, request.POST.get("name", ""), names)
         elif action == "board_names":
             services.set_board_names(course, request.user, request.POST.get("board_names", ""))
+        elif action == "gpu_budget":
+            post = request.POST
+            services.set_gpu_budget(
+                course,
+                request.user,
+                post.get("gpu_period", ""),
+                post.get("gpu_seconds_per_student"),
+                post.get("gpu_seconds_for_course"),
+            )
+        elif action == "gpu_ceiling":
+            services.set_gpu_ceiling(course, request.user, request.POST.get("gpu_seconds_ceiling"))
         else:
             raise CourseInputError(f"Unknown action {action!r}.", "action")
     except CourseInputError as exc:
