@@ -103,6 +103,9 @@ class MyAssignment:
     feedback: list[Feedback]
 
 
+BUDGET_FIELDS = ("gpu_period", "gpu_seconds_per_student", "gpu_seconds_for_course")
+
+
 def _mine(course: Course, user: Any, assignments: Iterable[Assignment]) -> list[MyAssignment]:
     feedback: dict[int, list[Feedback]] = {}
     for f in Feedback.objects.filter(assignment__course=course, student=user).select_related("author"):
@@ -129,6 +132,7 @@ def course_page(request: HttpRequest, course: Course, error: str = "", status: i
         "is_admin": access.is_admin(user),
         "gpu_spend": budgets.spend_of(course) if teaching else None,
         "gpu_periods": BudgetPeriod.choices,
+        "budget_form": {f: getattr(course, f) for f in BUDGET_FIELDS},
         "my_gpu": [b for b in budgets.budgets_for(user) if b.course_pk == course.pk] if not teaching else [],
         "error": error,
         **extra,
@@ -179,7 +183,8 @@ def course_people(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             raise CourseInputError(f"Unknown action {action!r}.", "action")
     except CourseInputError as exc:
-        return course_page(request, course, error=exc.message, status=400)
+        again = {"budget_form": request.POST} if action == "gpu_budget" else {}  # the form again, as it was sent
+        return course_page(request, course, error=exc.message, status=400, **again)
     return redirect("labs:course", course.slug)
 
 
