@@ -268,18 +268,22 @@ class HeartbeatStep(bootsteps.StartStopStep):
         self.tref = parent.timer.call_repeatedly(self.heart.interval, self.tick, (parent,))
 
     def tick(self, parent: Any) -> None:
-        """Consume or stop consuming as the heart's state and an admin's drain say, then one beat."""
+        """One beat (which judges the GPU's probe), then consume or stop consuming as the heart's state and an
+        admin's drain say; a drain or undrain noticed is beaten at once."""
+        self.heart.beat()
         consumer = getattr(parent, "consumer", None)
         if consumer is None or getattr(consumer, "task_consumer", None) is None:
-            self.heart.beat()
             return  # the consumer has not started yet
-        self.steer(consumer)
-        self.heart.beat()
+        if self.steer(consumer):
+            self.heart.beat()
 
-    def steer(self, consumer: Any) -> None:
+    def steer(self, consumer: Any) -> bool:
+        """Take an admin's cancel_consumer or add_consumer as a drain or undrain, then follow the heart's state;
+        whether a drain or undrain was noticed."""
         queue = self.heart.identity["queue"]
         consumed = consumer.task_consumer.consuming_from(queue)
-        if consumed != self.consuming:  # not this step's doing: an admin's cancel_consumer or add_consumer
+        noticed = consumed != self.consuming  # not this step's doing: the admin's
+        if noticed:
             self.heart.drain(not consumed)
             self.consuming = consumed
         serving = self.heart.status.state == SERVING
@@ -292,6 +296,7 @@ class HeartbeatStep(bootsteps.StartStopStep):
             consumer.add_task_queue(queue)
             self.consuming = True
             log.info("worker %s consumes %s again", self.heart.key, queue)
+        return noticed
 
     def stop(self, parent: Any) -> None:
         if self.tref is not None:
