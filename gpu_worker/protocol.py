@@ -504,6 +504,8 @@ class Outcome:
 # imports none of Celery's worker internals.
 
 STARTING, CALIBRATING, SERVING, OUT_OF_SERVICE = "starting", "calibrating", "serving", "out_of_service"
+# Healthy, but consuming nothing new at an admin's word (Celery's cancel_consumer); the job in flight finishes.
+DRAINING = "draining"
 
 
 @dataclass(frozen=True)

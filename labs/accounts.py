@@ -1,8 +1,9 @@
 """Who people are on the site: the three roles (groups), the demo personas, invitations to set a password,
 and how wrong passwords are throttled.
 
-The groups carry the permissions (instructors and admins read every run); a course's own roles (student, TA,
-instructor) are its memberships (`labs.courses`). Only this module writes the groups and the demo users.
+The groups carry the permissions (admins read every run); a course's own roles (student, TA, instructor) are
+its memberships (`labs.courses`), and an instructor reads the runs of their own courses' students through them.
+Only this module writes the groups and the demo users.
 An invitation is Django's own password-reset token (`default_token_generator`): the link works once (setting the
 password changes the hash it signs) and expires after `PASSWORD_RESET_TIMEOUT`; its page is Django's
 `PasswordResetConfirmView` in the site's style (`labsite/urls.py`).
@@ -33,10 +34,9 @@ STUDENTS, INSTRUCTORS, ADMINS = "students", "instructors", "admins"
 
 
 def ensure_roles() -> dict[str, Group]:
-    """The three groups, with the instructors' and admins' permissions."""
+    """The three groups; the admins' reads every run (an instructor's group reads none: their courses decide)."""
     groups = {name: Group.objects.get_or_create(name=name)[0] for name in (STUDENTS, INSTRUCTORS, ADMINS)}
     view_all = Permission.objects.get(codename="view_all_submissions")
-    groups[INSTRUCTORS].permissions.add(view_all)
     groups[ADMINS].permissions.add(view_all)
     return groups
 

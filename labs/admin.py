@@ -152,7 +152,7 @@ class CourseAdmin(admin.ModelAdmin):
 
 @admin.register(LtiPlatform)
 class LtiPlatformAdmin(admin.ModelAdmin):
-    """Registered with `manage.py register_lti_platform`, which makes the tool's keys; the private key is not shown."""
+    """Registered at /lti/platforms/ or with `manage.py register_lti_platform`; the private key is not shown."""
 
     list_display = ("name", "issuer", "client_id")
     exclude = ("tool_private_key",)

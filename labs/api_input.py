@@ -143,16 +143,22 @@ def _text_field(body: dict, name: str, missing: str, max_chars: int) -> str:
     return value
 
 
-def submission_input(request: HttpRequest) -> SubmissionInput:
-    """The body of `POST /api/submissions`, validated for shape and type."""
+def _source_body(request: HttpRequest, what: str, no_source: str) -> tuple[dict, str, str, str]:
+    """A body naming an exercise, a language and a source (a run's or a draft's): the body and those three."""
     body = parse_json(request_body(request))
     if not isinstance(body, dict):
         raise BadInput("The request body must be a JSON object with exercise, language and source.")
-    exercise = _text_field(body, "exercise", "Say which exercise this is for ('exercise').", 100)
+    exercise = _text_field(body, "exercise", f"Say which exercise this {what} is for ('exercise').", 100)
     language = _text_field(body, "language", f"Language must be one of {', '.join(LANGUAGES)}; got nothing.", 20)
-    source = _text_field(body, "source", "The source is empty.", max_body_bytes())
+    source = _text_field(body, "source", no_source, max_body_bytes())
     if len(source.encode()) > MAX_SOURCE_BYTES:
-        raise BadInput(f"The source is over the {MAX_SOURCE_BYTES // 1024} KiB limit.", status=413)
+        raise BadInput(f"The {what}'s source is over the {MAX_SOURCE_BYTES // 1024} KiB limit.", status=413)
+    return body, exercise, language, source
+
+
+def submission_input(request: HttpRequest) -> SubmissionInput:
+    """The body of `POST /api/submissions`, validated for shape and type."""
+    body, exercise, language, source = _source_body(request, "run", "The source is empty.")
     block_size = body.get("block_size")
     if block_size is not None and (type(block_size) is not int or not 1 <= block_size <= 1024):
         raise BadInput("'block_size' must be a whole number of threads from 1 to 1024.")
@@ -160,6 +166,25 @@ def submission_input(request: HttpRequest) -> SubmissionInput:
     if type(sweep) is not bool:
         raise BadInput("'sweep' must be true or false.")
     return SubmissionInput(exercise=exercise, language=language, source=source, block_size=block_size, sweep=sweep)
+
+
+@dataclass(frozen=True)
+class DraftInput:
+    """A draft as the API received it: the editor's text for one exercise and language (it may be empty)."""
+
+    exercise: str
+    language: str
+    source: str
+
+
+def draft_input(request: HttpRequest) -> DraftInput:
+    """The body of `PUT /api/drafts`, validated for shape and type."""
+    _, exercise, language, source = _source_body(
+        request, "draft", "Send the draft's text as 'source' (it may be empty)."
+    )
+    if language not in LANGUAGES:
+        raise BadInput(f"Language must be one of {', '.join(LANGUAGES)}; got {language!r}.")
+    return DraftInput(exercise=exercise, language=language, source=source)
 
 
 def query_text(request: HttpRequest, name: str, max_chars: int = 100) -> str | None:

@@ -11,6 +11,7 @@ from functools import partial
 from importlib import import_module
 from types import SimpleNamespace
 from typing import Any
+from uuid import UUID
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
@@ -30,11 +31,13 @@ _db_read = partial(database_sync_to_async, thread_sensitive=False)
 
 
 class SubmissionConsumer(AsyncJsonWebsocketConsumer):
-    """Joins `submission.<id>` for the owner, instructors and admins; refuses anyone else; students see no internals."""
+    """Joins `submission.<pk>` for those who may read the run (`visibility.can_view`); refuses anyone else, a run
+    that does not exist alike; students see no internals. The URL names the run by its random `public_id`."""
 
     async def connect(self) -> None:
-        self.submission_id = self.scope["url_route"]["kwargs"]["submission_id"]
-        if not await self._may_view(self.submission_id):
+        self.public_id = self.scope["url_route"]["kwargs"]["submission_id"]
+        self.submission_id = await self._readable_pk(self.public_id)
+        if self.submission_id is None:
             await self.close(code=NOT_ALLOWED)
             return
         self.group_name = f"submission.{self.submission_id}"
@@ -62,7 +65,7 @@ class SubmissionConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json({"type": "error", "message": exc.message})
             return
         if action == "ping":
-            if not await self._may_view(self.submission_id):
+            if await self._readable_pk(self.public_id) is None:
                 await self.close(code=NOT_ALLOWED)
                 return
             await self.send_json({"type": "pong"})
@@ -80,9 +83,16 @@ class SubmissionConsumer(AsyncJsonWebsocketConsumer):
         await self.send_json({"type": "event", "event": visibility.event_for(message["event"], self.staff)})
 
     @_db_read
-    def _may_view(self, submission_id: int) -> bool:
-        submission = Submission.objects.filter(pk=submission_id).only("owner_id").first()
-        return submission is not None and visibility.can_view(self._current_user(), submission)
+    def _readable_pk(self, public_id: str) -> int | None:
+        """The run's pk if the viewer may read it now; None if not, or if there is no such run (or no such name)."""
+        try:
+            name = UUID(public_id)
+        except ValueError:
+            return None
+        submission = Submission.objects.filter(public_id=name).only("pk", "owner_id").first()
+        if submission is None or not visibility.can_view(self._current_user(), submission):
+            return None
+        return submission.pk
 
     @_db_read
     def _readable_state(self, submission_id: int) -> dict | None:

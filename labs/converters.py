@@ -1,6 +1,6 @@
 """URL path converters: a database id is at most 18 digits, so a 5000-digit one is a 404, not an overflow.
 
-Importing this module registers it as `<id:...>` (once, for both the URLs and the WebSocket routes).
+Importing this module registers it as `<id:...>`. A run is named by its random `public_id` (`<uuid:...>`) instead.
 """
 
 from django.urls import register_converter

@@ -14,10 +14,8 @@ from typing import Any
 from django.conf import settings
 
 from gpu_worker.protocol import LANGUAGES, MAX_SOURCE_BYTES
-from labs.api_input import MAX_INT_DIGITS, max_body_bytes
+from labs.api_input import max_body_bytes
 from labs.models.run import Status, Verdict
-
-MAX_ID = 10**MAX_INT_DIGITS - 1  # labs.converters: an id is at most 18 digits
 
 JSON = "application/json"
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
@@ -50,18 +48,41 @@ SUBMISSION_ID = {
     "name": "submission_id",
     "in": "path",
     "required": True,
-    "schema": {"type": "integer", "minimum": 0, "maximum": MAX_ID},
+    "description": "the run's `id`: random, never a count",
+    "schema": {"type": "string", "format": "uuid"},
 }
 SESSION = [{"session": []}]  # a GET: the session cookie
 SESSION_AND_CSRF = [{"session": [], "csrf_cookie": [], "csrf": []}]  # a POST: and the CSRF token, cookie and header
 
 
+def _source_body(description: str, min_length: int = 0) -> dict[str, Any]:
+    """A body naming an exercise, a language and a source: a new run's, a draft's."""
+    return {
+        "type": "object",
+        "required": ["exercise", "language", "source"],
+        "properties": {
+            "exercise": {"type": "string", "minLength": 1, "maxLength": 100, "description": "an exercise's slug"},
+            "language": {"type": "string", "enum": list(LANGUAGES)},
+            "source": {
+                "type": "string",
+                "minLength": min_length,
+                "maxLength": MAX_SOURCE_BYTES,
+                "description": description,
+            },
+        },
+    }
+
+
 def _schemas() -> dict[str, Any]:
     state = {
         "type": "object",
-        "required": ["id", "exercise", "language", "status", "verdict", "queue", "created_at", "url", "ws_url"],
+        "required": [
+            *("id", "number", "exercise", "language", "status", "verdict", "queue"),
+            *("created_at", "url", "ws_url"),
+        ],
         "properties": {
-            "id": {"type": "integer"},
+            "id": {"type": "string", "format": "uuid", "description": "what URLs name the run by"},
+            "number": {"type": "integer", "description": "what pages call the run (#number)"},
             "exercise": {"type": "string"},
             "language": {"type": "string", "enum": list(LANGUAGES)},
             "status": {"type": "string", "enum": list(Status.values)},
@@ -98,28 +119,17 @@ def _schemas() -> dict[str, Any]:
             },
         ]
     }
-    new_run = {
-        "type": "object",
-        "required": ["exercise", "language", "source"],
-        "properties": {
-            "exercise": {"type": "string", "minLength": 1, "maxLength": 100, "description": "an exercise's slug"},
-            "language": {"type": "string", "enum": list(LANGUAGES)},
-            "source": {
-                "type": "string",
-                "minLength": 1,
-                "maxLength": MAX_SOURCE_BYTES,
-                "description": f"the program, at most {MAX_SOURCE_BYTES} bytes in UTF-8",
-            },
-            "block_size": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": 1024,
-                "description": "threads per block, where the exercise offers a choice (`launch_choices`)",
-            },
-            "sweep": {
-                "type": "boolean",
-                "description": "also run every other block size offered, on a GPU, and draw the curve",
-            },
+    new_run = _source_body(f"the program, at most {MAX_SOURCE_BYTES} bytes in UTF-8", min_length=1)
+    new_run["properties"] |= {
+        "block_size": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 1024,
+            "description": "threads per block, where the exercise offers a choice (`launch_choices`)",
+        },
+        "sweep": {
+            "type": "boolean",
+            "description": "also run every other block size offered, on a GPU, and draw the curve",
         },
     }
     return {
@@ -142,6 +152,28 @@ def _schemas() -> dict[str, Any]:
             },
         },
         "NewSubmission": new_run,
+        "Draft": {
+            "type": "object",
+            "required": ["exercise", "language", "source", "saved_at"],
+            "properties": {
+                "exercise": {"type": "string"},
+                "language": {"type": "string", "enum": list(LANGUAGES)},
+                "source": {"type": "string"},
+                "saved_at": {"type": "string", "format": "date-time"},
+            },
+        },
+        "DraftList": {
+            "type": "object",
+            "required": ["drafts"],
+            "properties": {
+                "drafts": {
+                    "type": "object",
+                    "description": "one's drafts by language",
+                    "additionalProperties": {"$ref": "#/components/schemas/Draft"},
+                }
+            },
+        },
+        "NewDraft": _source_body(f"the editor's text, at most {MAX_SOURCE_BYTES} bytes in UTF-8; it may be empty"),
         "Profile": {"type": "object", "required": ["profile"], "properties": {"profile": {"type": "object"}}},
     }
 
@@ -188,10 +220,36 @@ def _paths() -> dict[str, Any]:
                 },
             },
         },
+        "/api/drafts": {
+            "get": {
+                "operationId": "readDrafts",
+                "summary": "One's drafts of an exercise, by language: the editor opens on them in any browser.",
+                "parameters": [
+                    {
+                        "name": "exercise",
+                        "in": "query",
+                        "required": True,
+                        "schema": {"type": "string", "minLength": 1, "maxLength": 100},
+                        "description": "the exercise's slug",
+                    }
+                ],
+                "responses": {"200": _json("One's drafts", "DraftList"), **_refusals(400, 401, 404)},
+            },
+            "put": {
+                "operationId": "saveDraft",
+                "security": SESSION_AND_CSRF,
+                "summary": "Keep the editor's text as one's draft of an exercise in a language (replacing the last).",
+                "requestBody": {
+                    "required": True,
+                    "content": {JSON: {"schema": {"$ref": "#/components/schemas/NewDraft"}}},
+                },
+                "responses": {"200": _json("The draft kept", "Draft"), **_refusals(400, 401, 403, 404, 413, 415)},
+            },
+        },
         "/api/submissions/{submission_id}": {
             "get": {
                 "operationId": "readSubmission",
-                "summary": "One run with its source, result and events (its owner, their instructors, admins).",
+                "summary": "One run with its source, result and events (its owner, their course's staff, admins).",
                 "parameters": [SUBMISSION_ID],
                 "responses": {"200": _json("The run", "SubmissionDetail"), **_refusals(401, 404)},
             }

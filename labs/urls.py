@@ -3,7 +3,19 @@
 from django.urls import path
 
 import labs.converters  # noqa: F401  (registers <id:...>)
-from labs.views import api, authoring, calculators, courses, fleet, fleet_dashboard, fleet_plan, grades, lti, pages
+from labs.views import (
+    api,
+    authoring,
+    calculators,
+    courses,
+    fleet,
+    fleet_dashboard,
+    fleet_plan,
+    grades,
+    lti,
+    lti_platforms,
+    pages,
+)
 
 app_name = "labs"
 A = "courses/<slug:slug>/a/<slug:assignment_slug>/"
@@ -19,8 +31,9 @@ urlpatterns = [
     path("fleet/dashboard/", fleet_dashboard.dashboard_page, name="fleet_dashboard"),
     path("api/openapi.json", api.openapi_document, name="api_openapi"),
     path("api/submissions", api.submissions, name="api_submissions"),
-    path("api/submissions/<id:submission_id>", api.submission_detail, name="api_submission"),
-    path("api/submissions/<id:submission_id>/profile", api.submission_profile, name="api_submission_profile"),
+    path("api/drafts", api.learner_drafts, name="api_drafts"),
+    path("api/submissions/<uuid:submission_id>", api.submission_detail, name="api_submission"),
+    path("api/submissions/<uuid:submission_id>/profile", api.submission_profile, name="api_submission_profile"),
     path("courses/", courses.course_list, name="courses"),
     path("courses/<slug:slug>/", courses.course_detail, name="course"),
     path("courses/<slug:slug>/people", courses.course_people, name="course_people"),
@@ -42,4 +55,5 @@ urlpatterns = [
     path("lti/login/", lti.oidc_login, name="lti_login"),
     path("lti/launch/", lti.launch, name="lti_launch"),
     path("lti/jwks/", lti.jwks, name="lti_jwks"),
+    path("lti/platforms/", lti_platforms.platforms_page, name="lti_platforms"),
 ]

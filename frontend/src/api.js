@@ -1,9 +1,11 @@
 /**
- * The JSON endpoints: submit, list and fetch submissions. Every call is
+ * The JSON endpoints: submit, list and fetch submissions; keep a draft. Every call is
  * same-origin with the CSRF header; errors come back as {ok: false, error}.
  */
 
 import { parseJsonLenient } from "./events.js";
+
+const KEEPALIVE_BYTES = 60 * 1024;
 
 async function readBody(resp) {
   const text = await resp.text();
@@ -77,5 +79,20 @@ export class Api {
 
   submission(id) {
     return request(this.detailUrl(id), { headers: { Accept: "application/json" } });
+  }
+
+  /** PUT /api/drafts: the editor's text as the learner's draft; `keepalive` lets it outlive the page. */
+  saveDraft({ exercise, language, source }) {
+    const body = JSON.stringify({ exercise, language, source });
+    return request(this.config.drafts_url, {
+      method: "PUT",
+      headers: {
+        "Content-Type": "application/json",
+        Accept: "application/json",
+        "X-CSRFToken": this.config.csrf_token || csrfFromCookie(),
+      },
+      body,
+      keepalive: body.length < KEEPALIVE_BYTES, // the browser refuses a bigger keepalive body
+    });
   }
 }

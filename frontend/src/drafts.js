@@ -1,11 +1,28 @@
 /**
- * Per-exercise, per-language drafts in localStorage, so switching language or
- * reloading the page never loses what the learner typed. Storage failures
- * (private mode, quota) degrade to "no draft", never to an exception.
+ * Per-exercise, per-language drafts: in this browser's localStorage at once, so switching language or
+ * reloading never loses what the learner typed, and on the server (debounced), so the editor opens on
+ * them in any browser. Storage failures (private mode, quota) degrade to "no draft", never to an exception.
+ *
+ * This browser's copy is stored with the server's `saved_at` of the version it last matched (`savedAt`) and
+ * whether it has changed since (`dirty`); `chooseDraft` decides on load which copy the editor opens on.
  */
 
 export function draftKey(slug, language) {
   return `warplab:draft:${slug}:${language}`;
+}
+
+/** A stored value as {source, savedAt, dirty}; a plain string is an older page's draft, never synced. */
+export function readRecord(raw) {
+  if (raw === null || raw === undefined) return null;
+  try {
+    const record = JSON.parse(raw);
+    if (record && record.v === 2 && typeof record.source === "string") {
+      return { source: record.source, savedAt: record.savedAt || null, dirty: Boolean(record.dirty) };
+    }
+  } catch (_err) {
+    // not JSON: an older page's plain text
+  }
+  return { source: String(raw), savedAt: null, dirty: true };
 }
 
 export class Drafts {
@@ -14,21 +31,67 @@ export class Drafts {
     this.storage = storage;
   }
 
-  load(language) {
+  record(language) {
     try {
-      return this.storage ? this.storage.getItem(draftKey(this.slug, language)) : null;
+      return this.storage ? readRecord(this.storage.getItem(draftKey(this.slug, language))) : null;
     } catch (_err) {
       return null;
     }
   }
 
+  load(language) {
+    const record = this.record(language);
+    return record ? record.source : null;
+  }
+
+  /** What the learner typed: changed since the server's copy `savedAt` (kept from before unless given). */
   save(language, text) {
+    const before = this.record(language);
+    if (before && before.source === text) return;
+    this.write(language, { source: text, savedAt: before ? before.savedAt : null, dirty: true });
+  }
+
+  /** The server now holds `text` as of `savedAt`; a later edit (the text differs now) stays unsaved. */
+  synced(language, text, savedAt) {
+    const now = this.record(language);
+    if (now && now.source !== text) {
+      this.write(language, { ...now, savedAt });
+      return;
+    }
+    this.write(language, { source: text, savedAt, dirty: false });
+  }
+
+  write(language, { source, savedAt, dirty }) {
     try {
-      if (this.storage) this.storage.setItem(draftKey(this.slug, language), text);
+      if (this.storage) {
+        this.storage.setItem(draftKey(this.slug, language), JSON.stringify({ v: 2, source, savedAt, dirty }));
+      }
     } catch (_err) {
-      // Full or disabled storage: the editor still holds the text.
+      // Full or disabled storage: the editor and the server still hold the text.
     }
   }
+}
+
+/**
+ * Which copy of a draft the editor opens on: this browser's (`local`: {source, savedAt, dirty}) or the
+ * server's (`server`: {source, saved_at}), either possibly null. The server's wins unless this browser's
+ * holds edits made on top of exactly the server's copy (then it is sent to the server: `push`). The copy
+ * that loses is returned in `keep`, with a note, so the history of kept drafts still has it.
+ */
+export function chooseDraft(local, server, starter = "") {
+  const worth = (text) => typeof text === "string" && text.trim() !== "" && text !== starter;
+  if (!server) {
+    if (!local) return { source: null, push: false, keep: null };
+    return { source: local.source, push: local.dirty && worth(local.source), keep: null };
+  }
+  if (!local || local.source === server.source) {
+    return { source: server.source, push: false, keep: null, savedAt: server.saved_at };
+  }
+  if (local.dirty && local.savedAt === server.saved_at) {
+    return { source: local.source, push: true, keep: null };
+  }
+  const keep = worth(local.source) ? { source: local.source, note: "this browser's copy" } : null;
+  return { source: server.source, push: false, keep, savedAt: server.saved_at };
 }
 
 const MAX_KEPT = 10;

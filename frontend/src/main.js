@@ -3,6 +3,8 @@
  * wires language switching, submission (button or Ctrl/Cmd+Enter), the live
  * run view and the history. A past submission opens read-only beside the
  * draft; restoring it or resetting to the starter first keeps the draft aside.
+ * Drafts are saved in this browser at once and on the server a second after typing stops; on load the
+ * editor opens on the newer copy, and the other is kept aside too.
  * On load the last run's verdict and figures are shown.
  * On pages without #exercise-data (the module list) it does nothing.
  */
@@ -10,7 +12,7 @@
 import "./app.css";
 
 import { Api } from "./api.js";
-import { Drafts, KeptDrafts } from "./drafts.js";
+import { chooseDraft, Drafts, KeptDrafts } from "./drafts.js";
 import { Editor } from "./editor.js";
 import { isFinished } from "./events.js";
 import { Figures } from "./plots.js";
@@ -28,6 +30,8 @@ function readConfig() {
     return null;
   }
 }
+
+const SEND_AFTER_MS = 1000; // a draft goes to the server once typing has paused this long
 
 function debounce(fn, ms) {
   let timer = null;
@@ -69,11 +73,17 @@ class ExercisePage {
     this.language = candidates.find((l) => this.languages.includes(l));
     if (this.select) this.select.value = this.language;
 
+    this.draftStatus = document.getElementById("draft-status");
+    const toSend = this.reconcileDrafts(config.drafts || {});
     this.saveDraft = debounce(() => this.drafts.save(this.language, this.editor.getSource()), 300);
+    this.sendDraft = debounce(() => this.pushDraft(this.language, this.editor.getSource()), SEND_AFTER_MS);
     this.editor = new Editor(document.getElementById("editor"), {
       doc: this.sourceFor(this.language),
       language: this.language,
-      onChange: () => this.saveDraft(),
+      onChange: () => {
+        this.saveDraft();
+        this.sendDraft();
+      },
       onSubmit: () => this.submit(),
     });
     this.pastBox = document.getElementById("past");
@@ -106,7 +116,11 @@ class ExercisePage {
       const li = ev.target.closest("li[data-id]");
       if (li && this.view.history.contains(li)) this.openSubmission(li.dataset.id);
     });
-    window.addEventListener("pagehide", () => this.saveDraft.flush());
+    window.addEventListener("pagehide", () => {
+      this.saveDraft.flush();
+      this.sendDraft.flush();
+    });
+    for (const language of toSend) this.pushDraft(language, this.drafts.load(language));
 
     this.refreshHistory().then((items) => this.showLastRun(items));
   }
@@ -133,6 +147,41 @@ class ExercisePage {
     note.hidden = !text;
   }
 
+  /**
+   * This browser's drafts against the server's (`server`, by language, from the page): each language's
+   * chosen copy stored here, the losing copy kept aside; the languages whose copy the server lacks.
+   */
+  reconcileDrafts(server) {
+    const toSend = [];
+    for (const language of this.languages) {
+      const chosen = chooseDraft(this.drafts.record(language), server[language] || null, this.starters[language] || "");
+      if (chosen.keep) this.kept.keep(language, chosen.keep.source, chosen.keep.note);
+      if (chosen.savedAt) this.drafts.write(language, { source: chosen.source, savedAt: chosen.savedAt, dirty: false });
+      if (chosen.push) toSend.push(language);
+    }
+    return toSend;
+  }
+
+  /** Sends a language's draft to the server unless it holds it already; says how it went under the editor. */
+  async pushDraft(language, source) {
+    const record = this.drafts.record(language);
+    if (typeof source !== "string" || (record && !record.dirty && record.source === source)) return;
+    this.drafts.save(language, source);
+    const reply = await this.api.saveDraft({ exercise: this.slug, language, source });
+    if (reply.ok) {
+      this.drafts.synced(language, source, reply.body.saved_at);
+      this.showDraftStatus("saved", `Draft saved on the server at ${new Date(reply.body.saved_at).toLocaleTimeString()}.`);
+    } else {
+      this.showDraftStatus("unsaved", `Draft kept in this browser only for now: ${reply.error}`);
+    }
+  }
+
+  showDraftStatus(state, text) {
+    if (!this.draftStatus) return;
+    this.draftStatus.dataset.state = state;
+    this.draftStatus.textContent = text;
+  }
+
   /** The draft for a language, or its starter the first time. */
   sourceFor(language) {
     const draft = this.drafts.load(language);
@@ -142,11 +191,15 @@ class ExercisePage {
   switchLanguage(language, source) {
     if (!this.languages.includes(language)) return;
     this.saveDraft.flush();
+    this.sendDraft.flush();
     if (language !== this.language) this.drafts.save(this.language, this.editor.getSource());
     this.language = language;
     if (this.select && this.select.value !== language) this.select.value = language;
     this.editor.setLanguage(language, source !== undefined ? source : this.sourceFor(language));
-    if (source !== undefined) this.drafts.save(language, source);
+    if (source !== undefined) {
+      this.drafts.save(language, source);
+      this.sendDraft();
+    }
     this.showLanguageNote();
   }
 
@@ -161,6 +214,7 @@ class ExercisePage {
     this.keepDraft("before reset");
     this.editor.setSource(this.starters[this.language] || "");
     this.drafts.save(this.language, this.editor.getSource());
+    this.sendDraft();
     this.view.setStatus("Reset to the starter; your draft is kept under “Drafts kept”.", "info");
   }
 
@@ -218,6 +272,7 @@ class ExercisePage {
   async submit() {
     if (this.run && !this.run.finished) return;
     this.saveDraft.flush();
+    this.sendDraft.flush();
     const source = this.editor.getSource();
     this.setBusy(true);
     this.resetRun();
@@ -232,17 +287,19 @@ class ExercisePage {
       return;
     }
     const sub = reply.body;
-    this.view.setStatus(`Submission #${sub.id} sent; waiting for the worker…`, "busy");
+    this.view.setStatus(`Submission #${sub.number} sent; waiting for the worker…`, "busy");
     // The socket's snapshot says where the run is, even if it already finished.
-    this.startRun(sub.id, null).live = true;
+    this.startRun(sub.id, null, sub.number).live = true;
     this.refreshHistory();
   }
 
-  startRun(id, submission) {
+  /** `id` names the run in URLs (random); `number` is what the page calls it (#number). */
+  startRun(id, submission, number) {
     this.profilePanel.clear();
     const run = new Run({
       profile: this.profilePanel,
       id,
+      number,
       view: this.view,
       editor: this.editor,
       figures: this.figures,
@@ -279,22 +336,22 @@ class ExercisePage {
     const sub = reply.body;
     if (this.run && !this.run.finished && this.run.live) {
       // The run being followed keeps the panes; the past code still opens beside the draft.
-      this.showPast({ language: sub.language, source: sub.source, label: `Submission #${sub.id}` });
+      this.showPast({ language: sub.language, source: sub.source, label: `Submission #${sub.number}` });
       return;
     }
     this.resetRun();
     this.setBusy(false);
     if (beside && typeof sub.source === "string") {
-      this.showPast({ language: sub.language, source: sub.source, label: `Submission #${sub.id}` });
+      this.showPast({ language: sub.language, source: sub.source, label: `Submission #${sub.number}` });
     }
-    this.view.setStatus(status || `Showing submission #${sub.id}.`, "info");
-    this.startRun(sub.id, sub);
+    this.view.setStatus(status || `Showing submission #${sub.number}.`, "info");
+    this.startRun(sub.id, sub, sub.number);
   }
 
   /** On load: the newest run's verdict and figures, without touching the draft. */
   showLastRun(items) {
     if (!items || !items.length || this.run) return;
-    this.openSubmission(items[0].id, { beside: false, status: `Your last run, #${items[0].id}.` });
+    this.openSubmission(items[0].id, { beside: false, status: `Your last run, #${items[0].number}.` });
   }
 
   async refreshHistory() {

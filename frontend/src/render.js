@@ -185,7 +185,7 @@ export class ResultsView {
     this.output.textContent = current && !current.endsWith("\n") ? `${current}\n${text}` : current + text;
   }
 
-  /** <li data-id="12" data-verdict="accepted"> per submission, newest first as the server sends them. */
+  /** <li data-id="<the run's public id>" data-verdict="accepted"> per submission, newest first as the server sends them. */
   showHistory(submissions, currentId) {
     this.history.replaceChildren(
       ...submissions.map((s) => {
@@ -198,7 +198,7 @@ export class ResultsView {
         });
         const button = el("button", { type: "button", class: "history-item" });
         button.append(
-          el("span", { class: "history-id" }, `#${s.id}`),
+          el("span", { class: "history-id" }, `#${s.number ?? s.id}`),
           el("span", { class: "history-language" }, s.language || ""),
           el("span", { class: `history-verdict verdict-${verdictTone(s.verdict)}` }, verdictLabel(verdict)),
           timeElement(s.created_at),

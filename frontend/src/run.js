@@ -18,15 +18,16 @@ export function socketUrl(wsBase, id, loc = window.location) {
 
 export class Run {
   /**
-   * @param {object} deps  id, view (ResultsView), editor (Editor), figures (Figures),
+   * @param {object} deps  id (in URLs), number (on the page), view (ResultsView), editor (Editor), figures (Figures),
    *   wsBase, onFinish(run, verdict), fetchDetail(id) -> {ok, body} for the stored result
    */
-  constructor({ id, view, editor, figures, wsBase, onFinish, fetchDetail, profile }) {
+  constructor({ id, number, view, editor, figures, wsBase, onFinish, fetchDetail, profile }) {
     this.fetchDetail = fetchDetail || null;
     this.profile = profile || null; // a ProfilePanel: the Nsight Compute report of an accepted GPU run
     this.resultApplied = false;
     this.sources = { compile: [], memory: [], runtime: [] };
     this.id = id;
+    this.number = number ?? id;
     this.view = view;
     this.editor = editor;
     this.figures = figures;
@@ -47,7 +48,7 @@ export class Run {
       onStatus: (state, info) => this.onSocketStatus(state, info),
       onGiveUp: (code, reason) => {
         if (this.finished) return;
-        this.view.setStatus(`The live view of submission #${this.id} was refused${reason ? `: ${reason}` : ""} (code ${code}).`, "error");
+        this.view.setStatus(`The live view of submission #${this.number} was refused${reason ? `: ${reason}` : ""} (code ${code}).`, "error");
         this.finish("error", reason, { refused: true });
       },
     });
@@ -60,7 +61,7 @@ export class Run {
       const seconds = Math.max(1, Math.round(info.delay / 1000));
       this.view.setStatus(`Connection lost; reconnecting in ${seconds} s…`, "busy");
     } else if (state === "open") {
-      this.view.setStatus(`Following submission #${this.id}…`, "busy");
+      this.view.setStatus(`Following submission #${this.number}…`, "busy");
     }
   }
 
@@ -102,7 +103,7 @@ export class Run {
         // A queue no live worker serves says so (labs.fleet.queue_notice): the learner knows why it waits.
         if (!this.finished) {
           const why = ev.message ? ` ${ev.message}` : "";
-          this.view.setStatus(`Submission #${this.id} is queued…${why}`, "busy");
+          this.view.setStatus(`Submission #${this.number} is queued…${why}`, "busy");
         }
         break;
       case "started":

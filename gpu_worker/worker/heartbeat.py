@@ -1,7 +1,8 @@
 """The worker's heartbeat: what state it is in, decided from its calibration, published to Redis.
 
 A worker is `starting`, `calibrating` (measuring its slice's ceilings before it
-consumes anything), `serving`, or `out_of_service` (its calibration failed, or
+consumes anything), `serving`, `draining` (healthy, but an admin stopped it taking new jobs
+with Celery's `cancel_consumer`; the job in flight finishes), or `out_of_service` (its calibration failed, or
 some ceiling is more than 10% under the anchor measured on the same kind of GPU,
 see `gpu_worker.measurement.calibrate.healthy`). `decide` turns a calibration outcome into a
 `WorkerStatus`; `Heart` writes the heartbeat document (`gpu_worker.protocol.heartbeat_document`,
@@ -19,6 +20,9 @@ and so does a sick calibration measured in the background (`preflight`). While
 the worker is not serving, `HeartbeatStep` stops consuming its queue and kills the
 pool process of the job in flight, so Celery puts that job back on the queue
 (`task_reject_on_worker_lost`) for a healthy worker; serving again, it consumes again.
+A queue cancelled or added by someone else (the fleet page's drain and undrain, through Celery's remote
+control) is noticed at the next tick: the worker says `draining` until its queue is added back, and
+coming back into service does not undo a drain.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from gpu_worker.measurement import gpu_busy
 from gpu_worker.measurement.calibrate import CEILING_INFO, anchors_for, healthy
 from gpu_worker.protocol import (
     CALIBRATING,
+    DRAINING,
     OUT_OF_SERVICE,
     SERVING,
     STARTING,
@@ -143,6 +148,8 @@ class Heart:
         self.client, self.key, self.interval, self.prefix = client, heartbeat_key(prefix, name), interval, prefix
         self.identity = {"name": name, "queue": queue, "pool": pool, "backend": backend, "slice_kind": slice_kind}
         self.status = starting()
+        #: An admin stopped this worker taking new jobs (`HeartbeatStep` notices); a serving one says "draining".
+        self.draining = False
         #: Called at every beat for the GPU's live state (`device_info.live_state`); None: no GPU state.
         self.probe: Callable[[], dict[str, Any]] | None = None
         self._before_probe_failed: WorkerStatus | None = None  # the serving status a failed probe suspended
@@ -185,11 +192,19 @@ class Heart:
             except Exception as exc:  # NVML failing must cost the GPU state, never the beat
                 gpu_state = {"nvml": False, "problem": f"NVML failed: {type(exc).__name__}: {exc}"}
             self._judge_probe(gpu_state)
+        shown = replace(self.status, state=DRAINING) if self.draining and self.status.state == SERVING else self.status
         try:
-            doc = heartbeat_document(self.status, **self.identity, gpu_state=gpu_state, gpu_busy=self._busy())
+            doc = heartbeat_document(shown, **self.identity, gpu_state=gpu_state, gpu_busy=self._busy())
             self.client.set(self.key, json.dumps(doc), px=self.ttl_ms)
         except redis.RedisError as exc:
             log.warning("heartbeat %s not written: %s", self.key, exc)
+
+    def drain(self, draining: bool) -> None:
+        """Say (from the next beat) whether an admin has stopped this worker taking new jobs."""
+        if draining != self.draining:
+            words = "draining: the job in flight finishes, nothing new starts" if draining else "taking jobs again"
+            log.info("worker %s is %s", self.identity["name"], words)
+        self.draining = draining
 
     def _busy(self) -> dict[str, float] | None:
         """The GPU's timing-lock duty cycle over the last minute, every worker of it together (`gpu_busy`)."""
@@ -246,29 +261,42 @@ class HeartbeatStep(bootsteps.StartStopStep):
     def __init__(self, parent: Any, **kwargs: Any) -> None:
         super().__init__(parent, **kwargs)
         self.tref: Any = None
-        self.consuming = True  # the worker starts consuming its -Q queue
+        self.consuming = True  # as this step last left the queue: the worker starts consuming its -Q queue
 
     def start(self, parent: Any) -> None:
         self.heart.beat()
         self.tref = parent.timer.call_repeatedly(self.heart.interval, self.tick, (parent,))
 
     def tick(self, parent: Any) -> None:
-        """One beat, then consume or stop consuming as the heart's state says."""
+        """One beat (which judges the GPU's probe), then consume or stop consuming as the heart's state and an
+        admin's drain say; a drain or undrain noticed is beaten at once."""
         self.heart.beat()
         consumer = getattr(parent, "consumer", None)
         if consumer is None or getattr(consumer, "task_consumer", None) is None:
             return  # the consumer has not started yet
+        if self.steer(consumer):
+            self.heart.beat()
+
+    def steer(self, consumer: Any) -> bool:
+        """Take an admin's cancel_consumer or add_consumer as a drain or undrain, then follow the heart's state;
+        whether a drain or undrain was noticed."""
         queue = self.heart.identity["queue"]
+        consumed = consumer.task_consumer.consuming_from(queue)
+        noticed = consumed != self.consuming  # not this step's doing: the admin's
+        if noticed:
+            self.heart.drain(not consumed)
+            self.consuming = consumed
         serving = self.heart.status.state == SERVING
         if self.consuming and not serving:
             consumer.cancel_task_queue(queue)
             self.consuming = False
             pids = requeue_jobs_in_flight()
             log.warning("worker %s stopped consuming %s; jobs in flight put back: %d", self.heart.key, queue, len(pids))
-        elif serving and not self.consuming:
+        elif serving and not self.consuming and not self.heart.draining:
             consumer.add_task_queue(queue)
             self.consuming = True
             log.info("worker %s consumes %s again", self.heart.key, queue)
+        return noticed
 
     def stop(self, parent: Any) -> None:
         if self.tref is not None:

@@ -1,6 +1,10 @@
-"""LTI 1.3 through pylti1p3: registering a platform, linking an LMS course to ours, a launch (the user, their role
-and the assignment), roster provisioning (Names and Role Provisioning Services) and grade passback (Assignment
-and Grade Services). Every write of the LTI models happens here.
+"""LTI 1.3 through pylti1p3: the tool's key pair, registering a platform, linking an LMS course to ours, a launch
+(the user, their role and the assignment), roster provisioning (Names and Role Provisioning Services) and grade
+passback (Assignment and Grade Services). Every write of the LTI models happens here.
+
+The tool has one key pair (`tool_key`), made the first time anything asks for it, so `/lti/jwks/` publishes it
+before any platform is registered: an LMS asks for the tool's key set before it gives out the client id that
+the tool is registered with. Each registration signs with it; one made before it keeps its own pair, also published.
 
 A launch lands only in a course whose instructor linked that LMS course (`link_context`): a platform cannot
 enrol anyone into a course that did not ask for it. The assignment is the one the launch's target link URI names
@@ -30,7 +34,7 @@ from pylti1p3.tool_config import ToolConfDict
 from labs import accounts
 from labs.courses import access, grading
 from labs.courses.services import CourseInputError, enrol_member
-from labs.models import Assignment, Course, LtiContext, LtiPlatform, LtiResourceLink, LtiUser
+from labs.models import Assignment, Course, LtiContext, LtiPlatform, LtiResourceLink, LtiToolKey, LtiUser
 from labs.models.course import Role
 
 CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
@@ -58,6 +62,16 @@ def new_key_pair() -> tuple[str, str]:
     return private, public
 
 
+def tool_key() -> LtiToolKey:
+    """The tool's key pair, made now if it was never made (two first askers at once get the same one)."""
+    key = LtiToolKey.objects.filter(slot=1).first()
+    if key is not None:
+        return key
+    private, public = new_key_pair()
+    key, _ = LtiToolKey.objects.get_or_create(slot=1, defaults={"private_key": private, "public_key": public})
+    return key
+
+
 def _require_admin(actor: User) -> None:
     if not access.is_admin(actor):
         raise PermissionDenied("Only admins register LTI platforms.")
@@ -76,13 +90,15 @@ def register_platform(
     key_set_url: str = "",
     key_set: dict | None = None,
 ) -> LtiPlatform:
-    """Register the tool on a platform; the tool's RSA key pair is generated here (its public half at /lti/jwks/)."""
+    """Register the tool on a platform; it signs with the tool's key pair (`tool_key`, published at /lti/jwks/)."""
     _require_admin(actor)
     if not key_set_url and not key_set:
         raise CourseInputError("Give the platform's JWKS URL or its key set.", "key_set_url")
     if not deployment_ids:
         raise CourseInputError("Give at least one deployment id.", "deployment_ids")
-    private, public = new_key_pair()
+    if LtiPlatform.objects.filter(issuer=issuer, client_id=client_id).exists():
+        raise CourseInputError(f"{issuer} with client id {client_id} is registered already.", "client_id")
+    key = tool_key()
     return LtiPlatform.objects.create(
         name=name,
         issuer=issuer,
@@ -92,8 +108,8 @@ def register_platform(
         key_set_url=key_set_url,
         key_set=key_set,
         deployment_ids=list(deployment_ids),
-        tool_private_key=private,
-        tool_public_key=public,
+        tool_private_key=key.private_key,
+        tool_public_key=key.public_key,
     )
 
 
@@ -121,8 +137,10 @@ def tool_conf() -> ToolConfDict:
 
 
 def jwks() -> dict[str, list]:
-    """The tool's public keys, one per registration, for platforms to check its signed requests."""
-    return {"keys": [Registration.get_jwk(p.tool_public_key) for p in LtiPlatform.objects.all()]}
+    """The tool's public keys, for platforms to check its signed requests: its key pair's, from the start, and
+    that of each registration made before the tool had one."""
+    publics = [tool_key().public_key, *LtiPlatform.objects.values_list("tool_public_key", flat=True)]
+    return {"keys": [Registration.get_jwk(public) for public in dict.fromkeys(publics)]}
 
 
 @transaction.atomic

@@ -36,7 +36,7 @@ from labs.models import (
     RegradeRun,
     Submission,
 )
-from labs.models.course import BoardNames, GradingRule, Role, Selection
+from labs.models.course import BoardNames, BudgetPeriod, GradingRule, Role, Selection
 from labs.runs.services import submit_run
 
 ROSTER_COLUMNS = ("username", "email", "first_name", "last_name", "group")
@@ -222,6 +222,49 @@ def set_board_names(course: Course, actor: User, names: str) -> None:
     if names not in BoardNames.values:
         raise CourseInputError(f"Leaderboard names are {' or '.join(BoardNames.values)}.", "board_names")
     Course.objects.filter(pk=course.pk).update(board_names=names)
+
+
+def _seconds(value: Any, what: str, field: str) -> int | None:
+    """A whole number of GPU-seconds from a form, or None for a blank (no cap)."""
+    text = str(value if value is not None else "").strip()
+    if not text:
+        return None
+    if not text.isdigit() or len(text) > 9:
+        raise CourseInputError(f"{what} is a whole number of GPU-seconds (or blank for no cap); got {text!r}.", field)
+    return int(text)
+
+
+def set_gpu_budget(course: Course, actor: User, period: str, per_student: Any, for_course: Any) -> None:
+    """The instructors' GPU-time budgets: each student's and all the students' together, a day or a week
+    (`labs.fleet.budgets` enforces them); the course's may not pass the ceiling an admin set."""
+    _require(access.may_run(course, actor), "Only the course's instructors set its GPU time.")
+    if period not in BudgetPeriod.values:
+        raise CourseInputError(f"A GPU-time budget is for {' or '.join(BudgetPeriod.values)}.", "gpu_period")
+    student = _seconds(per_student, "Each student's GPU time", "gpu_seconds_per_student")
+    together = _seconds(for_course, "The course's GPU time", "gpu_seconds_for_course")
+    ceiling = course.gpu_seconds_ceiling
+    if ceiling is not None and together is not None and together > ceiling:
+        raise CourseInputError(
+            f"The admins cap this course at {ceiling} GPU-seconds a {period}; ask them to raise it.",
+            "gpu_seconds_for_course",
+        )
+    limit = min((c for c in (together, ceiling) if c is not None), default=None)
+    if student is not None and limit is not None and student > limit:
+        raise CourseInputError(
+            f"Each student's {student} GPU-seconds is more than the course's {limit}.", "gpu_seconds_per_student"
+        )
+    Course.objects.filter(pk=course.pk).update(
+        gpu_period=period, gpu_seconds_per_student=student, gpu_seconds_for_course=together
+    )
+
+
+def set_gpu_ceiling(course: Course, actor: User, ceiling: Any) -> None:
+    """An admin's ceiling on what a course's students together may spend a period (blank: none)."""
+    if not access.is_admin(actor):
+        raise PermissionDenied("Only admins set a course's GPU-time ceiling.")
+    Course.objects.filter(pk=course.pk).update(
+        gpu_seconds_ceiling=_seconds(ceiling, "The ceiling", "gpu_seconds_ceiling")
+    )
 
 
 # --- assignments ---------------------------------------------------------------------------------

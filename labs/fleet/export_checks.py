@@ -2,7 +2,10 @@
 
 - docker-compose override: `docker-compose config -q` (Debian's docker-compose 1.29, which validates
   against the Compose spec's JSON schema and interpolates `${VAR:?message}`), merged over the
-  project's own docker-compose.yml, with placeholders for the variables an admin fills in.
+  project's own docker-compose.yml, with placeholders for the variables an admin fills in. Where no
+  docker-compose is installed (`./lab up` installs none), the same merge and interpolation are done here
+  and the result parsed by `compose-spec` (PyPI: bindings of the Rust `compose_spec` crate, which refuses
+  unknown keys and values as the spec's schema does), so the export is checked on any host.
 - Kubernetes manifests: `kubernetes-validate` (PyPI), the Kubernetes JSON schemas in strict mode,
   which also refuses fields that do not exist.
 - mig-parted's and the device plugin's YAML: neither tool is packaged for PyPI, Debian or npm, so
@@ -14,6 +17,7 @@ Every check returns the problems it found, [] when the file is good.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -23,6 +27,7 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
+from compose_spec import PyCompose
 from django.conf import settings
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -148,14 +153,18 @@ def compose_tool() -> str | None:
     return shutil.which("docker-compose")
 
 
+def _placeholders(text: str) -> dict[str, str]:
+    return {name: "placeholder" for name in re.findall(r"\$\{([A-Z0-9_]+):\?", text)}
+
+
 def check_compose(text: str) -> list[str]:
-    """`docker-compose config -q` on the project's docker-compose.yml with this override, placeholders filled."""
+    """The override merged over the project's docker-compose.yml, checked by docker-compose where it is installed,
+    else by the Compose Specification's parser (`check_compose_spec`)."""
     tool = compose_tool()
     if tool is None:
-        return ["docker-compose is not installed here (./lab installs Debian's), so the override was not checked"]
+        return check_compose_spec(text)
     base = Path(settings.BASE_DIR) / "docker-compose.yml"
-    placeholders = {name: "placeholder" for name in re.findall(r"\$\{([A-Z0-9_]+):\?", text)}
-    env = {"PATH": os.environ.get("PATH", ""), "SECRET_KEY": "placeholder", **placeholders}
+    env = {"PATH": os.environ.get("PATH", ""), "SECRET_KEY": "placeholder", **_placeholders(text)}
     with tempfile.TemporaryDirectory() as folder:
         override = Path(folder) / "override.yaml"
         override.write_text(text)
@@ -171,6 +180,59 @@ def check_compose(text: str) -> list[str]:
     return [line for line in (done.stderr or done.stdout).splitlines() if line.strip()] or ["docker-compose failed"]
 
 
+# `${NAME}`, `${NAME:-default}`, `${NAME-default}`, `${NAME:?message}`, `${NAME?message}`, and `$$` (a dollar)
+INTERPOLATION = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}")
+JSON_PLACE = re.compile(r" at line \d+ column \d+$")  # the parser's place in JSON we made: no help to a reader
+
+
+def _interpolated(text: str) -> str:
+    """Compose's interpolation as `config` does it with nothing set: a default where given, else a placeholder."""
+
+    def one(match: re.Match) -> str:
+        if match.group(0) == "$$":
+            return "$"
+        return match.group(3) if match.group(2) in ("-", ":-") else "placeholder"
+
+    return INTERPOLATION.sub(one, text)
+
+
+def _merged(base: dict, override: dict) -> dict:
+    """`-f base -f override`: mappings merged key by key, anything else the override's."""
+    merged = dict(base)
+    for key, value in override.items():
+        both = isinstance(value, dict) and isinstance(base.get(key), dict)
+        merged[key] = _merged(base[key], value) if both else value
+    return merged
+
+
+def _spec_problems(doc: dict) -> list[str]:
+    try:
+        PyCompose.from_json(json.dumps(doc)).validate()
+    except ValueError as exc:
+        return [JSON_PLACE.sub("", str(exc))]
+    return []
+
+
+def check_compose_spec(text: str) -> list[str]:
+    """The override merged over the project's docker-compose.yml, interpolated, and parsed as the Compose
+    Specification says (each service alone first, so a problem names its service), without docker-compose."""
+    base_text = (Path(settings.BASE_DIR) / "docker-compose.yml").read_text()
+    try:
+        base, override = yaml.safe_load(_interpolated(base_text)), yaml.safe_load(_interpolated(text))
+    except yaml.YAMLError as exc:
+        return [f"not YAML: {exc}"]
+    if not isinstance(override, dict) or not isinstance(override.get("services", {}), dict):
+        return ["the override is not a Compose file: a mapping with a mapping of services"]
+    merged = _merged(base, override)
+    problems = []
+    for name, service in (merged.get("services") or {}).items():
+        found = _spec_problems({"services": {name: service}})
+        problems += [f"services.{name}: {p}" for p in found]
+        if not found and isinstance(service, dict) and not ({"image", "build", "extends"} & set(service)):
+            problems.append(f"services.{name}: neither an image nor a build to run")
+    return problems or _spec_problems(merged)
+
+
 def check_commands(text: str) -> list[str]:
     done = subprocess.run(["sh", "-n"], input=text, capture_output=True, text=True, timeout=10)
     return [line for line in done.stderr.splitlines() if line.strip()] if done.returncode else []
@@ -179,7 +241,10 @@ def check_commands(text: str) -> list[str]:
 VALIDATORS = {
     "mig-parted": "typed after mig-parted's v1 config (pydantic, written here)",
     "device-plugin": "typed after the device plugin's config v1 (pydantic, written here)",
-    "compose": "docker-compose config -q (Debian's docker-compose 1.29)",
+    "compose": (
+        "docker-compose config -q (Debian's docker-compose 1.29) where installed, else the Compose "
+        "Specification's parser (compose-spec)"
+    ),
     "commands": "sh -n",
     "kubernetes": f"kubernetes-validate, Kubernetes {KUBERNETES_VERSION} JSON schema, strict",
 }

@@ -19,7 +19,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from gpu_worker.measurement.calibrate import CEILING_INFO
-from gpu_worker.protocol import CALIBRATING, OUT_OF_SERVICE, SERVING, STARTING, heartbeat_key
+from gpu_worker.protocol import CALIBRATING, DRAINING, OUT_OF_SERVICE, SERVING, STARTING, heartbeat_key
 
 
 def key_pattern() -> str:
@@ -95,6 +95,8 @@ def queue_notice(queue: str, client: redis.Redis | None = None) -> str:
     waits = "Your run waits in the queue and starts when a worker takes it."
     if SERVING in states:
         return ""
+    if DRAINING in states:
+        return f"The worker for {queue} is being drained by an admin: it takes no new run for now. {waits}"
     if states & {STARTING, CALIBRATING}:
         return f"The worker for {queue} is measuring its GPU before it serves (under a minute). {waits}"
     sick = [beat for beat in beats if beat.get("state") == OUT_OF_SERVICE]

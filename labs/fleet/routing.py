@@ -1,4 +1,5 @@
-"""Where a run goes and how long it waits: the least-loaded pool of its lane, its place, and the GPU-time cap.
+"""Where a run goes and how long it waits: the least-loaded pool of its lane and its place (the GPU-time caps are
+`labs.fleet.budgets`').
 
 Lanes: a graded (or ranked) run goes only to an exclusive pool (whole GPUs, MIG instances); a
 practice run may go to any pool, and from a shared one (MPS, time-sliced) its numbers say "shared
@@ -13,12 +14,9 @@ worker: the queue keeps it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
 
 import redis
 from django.conf import settings
-from django.db.models import F, Sum
-from django.utils import timezone
 
 from labs.fleet import heartbeats
 from labs.fleet.capacity import wait_seconds, wait_words
@@ -35,14 +33,6 @@ SHARED_WORDS = "shared GPU: indicative"
 class Route:
     queue: str
     why: str
-
-
-class OverGpuBudget(Exception):
-    """The learner's GPU-seconds for today are spent; `message` says how many and when they come back."""
-
-    def __init__(self, message: str):
-        super().__init__(message)
-        self.message = message
 
 
 def _live_serving(beats: list[dict]) -> dict[str, int]:
@@ -102,50 +92,3 @@ def place(submission: Submission) -> dict:
         "wait_words": wait_words(ahead, wait),
         "job_time_words": measured.words,
     }
-
-
-def gpu_seconds_today(user=None, owners=None) -> float:
-    """GPU-seconds runs held a slice in the last 24 hours (started to finished, GPU queues only): one
-    learner's (`user`), or every run of the users in `owners` (a course's students)."""
-    since = timezone.now() - timedelta(days=1)
-    runs = Submission.objects.filter(queue__startswith="gpu.", finished_at__gte=since)
-    runs = runs.filter(owner=user) if user is not None else runs.filter(owner__in=owners)
-    held = runs.exclude(started_at__isnull=True).aggregate(total=Sum(F("finished_at") - F("started_at")))["total"]
-    return held.total_seconds() if held else 0.0
-
-
-def check_gpu_budget(user, queue: str) -> None:
-    """Refuse a GPU run once the learner's GPU-seconds for the last 24 h reach WARPLAB_GPU_SECONDS_PER_DAY (0: none),
-    or a course they study in has spent its own (`check_course_budgets`)."""
-    if not queue.startswith("gpu."):
-        return
-    budget = float(settings.WARPLAB_GPU_SECONDS_PER_DAY)
-    if budget <= 0:
-        check_course_budgets(user)
-        return
-    used = gpu_seconds_today(user)
-    if used >= budget:
-        raise OverGpuBudget(
-            f"You have used {used:.0f} of your {budget:.0f} GPU-seconds for the last 24 hours. "
-            "GPU time comes back as your older runs pass 24 hours; the simulator stays open."
-        )
-    check_course_budgets(user)
-
-
-def check_course_budgets(user) -> None:
-    """Refuse a GPU run while a course the learner studies in has spent WARPLAB_COURSE_GPU_SECONDS_PER_DAY (0: none)
-    over its students' runs of the last 24 hours."""
-    budget = float(settings.WARPLAB_COURSE_GPU_SECONDS_PER_DAY)
-    if budget <= 0:
-        return
-    from labs.models import Membership
-    from labs.models.course import Role
-
-    for membership in Membership.objects.filter(user=user, role=Role.STUDENT).select_related("course"):
-        students = Membership.objects.filter(course=membership.course, role=Role.STUDENT).values("user")
-        used = gpu_seconds_today(owners=students)
-        if used >= budget:
-            raise OverGpuBudget(
-                f"Your course {membership.course.title} has used {used:.0f} of its {budget:.0f} GPU-seconds "
-                "for the last 24 hours. GPU time comes back as older runs pass 24 hours; the simulator stays open."
-            )

@@ -14,8 +14,8 @@ from labs.models.course import (
 )
 from labs.models.gpu import Gpu, Node, Pool, Slice, Worker
 from labs.models.lab import Exercise, Module
-from labs.models.lti import LtiContext, LtiPlatform, LtiResourceLink, LtiUser
-from labs.models.run import Submission, SubmissionEvent
+from labs.models.lti import LtiContext, LtiPlatform, LtiResourceLink, LtiToolKey, LtiUser
+from labs.models.run import SourceDraft, Submission, SubmissionEvent
 
 __all__ = [
     "Assignment",
@@ -29,6 +29,7 @@ __all__ = [
     "LtiContext",
     "LtiPlatform",
     "LtiResourceLink",
+    "LtiToolKey",
     "LtiUser",
     "Membership",
     "Module",
@@ -38,6 +39,7 @@ __all__ = [
     "Regrade",
     "RegradeRun",
     "Slice",
+    "SourceDraft",
     "Submission",
     "SubmissionEvent",
     "Worker",

@@ -27,13 +27,28 @@ class BoardNames(models.TextChoices):
     NAMED = "named", "Named"
 
 
+class BudgetPeriod(models.TextChoices):
+    DAY = "day", "a day (the last 24 hours)"
+    WEEK = "week", "a week (the last 7 days)"
+
+
 class Course(models.Model):
-    """A course run by its instructors: members, assignments, a join code students enrol with."""
+    """A course run by its instructors: members, assignments, a join code students enrol with, and the GPU time
+    its students may spend (`labs.fleet.budgets`): each student's and all together's, set by its instructors
+    under the ceiling an admin sets; runs on the CPU tier are never counted."""
 
     slug = models.SlugField(unique=True)
     title = models.CharField(max_length=200)
     join_code = models.CharField(max_length=16, unique=True, default=new_join_code)
     board_names = models.CharField(max_length=20, choices=BoardNames.choices, default=BoardNames.PSEUDONYMOUS)
+    gpu_period = models.CharField(max_length=8, choices=BudgetPeriod.choices, default=BudgetPeriod.DAY)
+    gpu_seconds_per_student = models.PositiveIntegerField(null=True, blank=True, help_text="Blank: no cap")
+    gpu_seconds_for_course = models.PositiveIntegerField(
+        null=True, blank=True, help_text="All its students together; blank: the admins' ceiling, if any"
+    )
+    gpu_seconds_ceiling = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Set by an admin: the most the course may spend a period"
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -1,5 +1,6 @@
-"""LTI 1.3: the platforms (Canvas, Moodle) registered with this tool, the LMS courses linked to ours, the
-resource links launched into our assignments with their grade-service endpoints, and who each LMS user is here.
+"""LTI 1.3: the tool's own key pair, the platforms (Canvas, Moodle) registered with this tool, the LMS courses linked
+to ours, the resource links launched into our assignments with their grade-service endpoints, and who each LMS
+user is here.
 
 Written only by `labs.courses.lti`.
 """
@@ -8,6 +9,19 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+
+
+class LtiToolKey(models.Model):
+    """The tool's RSA key pair, made once before any platform is registered: an LMS admin configuring the tool
+    needs its key set (`/lti/jwks/`) before the LMS hands out the client id the tool is then registered with."""
+
+    slot = models.PositiveSmallIntegerField(unique=True, default=1, help_text="One key pair: slot 1")
+    private_key = models.TextField(help_text="PEM; never shown")
+    public_key = models.TextField(help_text="PEM; served at /lti/jwks/")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"LTI tool key of {self.created_at:%Y-%m-%d}"
 
 
 class LtiPlatform(models.Model):

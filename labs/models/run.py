@@ -1,4 +1,6 @@
-"""A learner's run: the submission, its streamed events and its result document."""
+"""A learner's run: the submission, its streamed events and its result document; and the draft before it."""
+
+import uuid
 
 from django.conf import settings
 from django.db import models
@@ -26,6 +28,10 @@ Verdict = models.TextChoices("Verdict", [(v.upper(), (v, VERDICT_LABELS[v])) for
 
 
 class Submission(models.Model):
+    """One run of a learner's source. Its `pk` numbers it on staff pages; URLs name it by `public_id`, random,
+    so nobody reaches another's run by counting."""
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions")
     exercise = models.ForeignKey("labs.Exercise", on_delete=models.PROTECT, related_name="submissions")
     language = models.CharField(max_length=10, choices=Language.choices)
@@ -77,3 +83,22 @@ class SubmissionEvent(models.Model):
     class Meta:
         ordering = ["seq"]
         constraints = [models.UniqueConstraint(fields=["submission", "seq"], name="one_event_per_seq")]
+
+
+class SourceDraft(models.Model):
+    """What a learner last typed for one exercise in one language, not yet (or not only) submitted: kept on the
+    server, so the editor opens on it in any browser (`labs.runs.drafts`)."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="source_drafts")
+    exercise = models.ForeignKey("labs.Exercise", on_delete=models.CASCADE, related_name="source_drafts")
+    language = models.CharField(max_length=10, choices=Language.choices)
+    source = models.TextField(blank=True)
+    saved_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "exercise", "language"], name="one_draft_per_exercise_language")
+        ]
+
+    def __str__(self) -> str:
+        return f"draft of {self.exercise_id} in {self.language} by {self.owner_id}"

@@ -23,7 +23,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from gpu_worker.protocol import LANGUAGES, MAX_SOURCE_BYTES, Event, ExerciseRef, Harness, Job, Result
-from labs.fleet import heartbeats, languages
+from labs.fleet import budgets, heartbeats, languages, stats
 from labs.fleet import routing as fleet_routing  # plain `routing` reads as the WebSocket routes (labs.routing)
 from labs.models import Exercise, Submission, SubmissionEvent
 from labs.models.run import Status, Verdict
@@ -102,8 +102,9 @@ def submit_run(
 
     `lane` is "graded" for runs whose timings count (exclusive slices only), else "practice".
     A learner's run is held to the abuse limits (`labs.runs.limits`: rate, one in flight, the lab's queue cap)
-    and the GPU-seconds budget. A regrade (`labs.courses.services.start_regrade`) passes the original run's
-    queue, so the re-execution lands on the same kind of slice, and is held to none of them; a lab's validation
+    and the GPU-time budgets (`labs.fleet.budgets`). A regrade (`labs.courses.services.start_regrade`) passes
+    the original run's queue, so the re-execution lands on the same kind of slice, and is held to none of them;
+    a lab's validation
     (`labs.curriculum.authoring`) runs its samples on its unpublished draft exercise (`draft=True`).
     The queued event says the run's place and expected wait, and why it waits if no worker serves it.
     `block_size` is the learner's choice among the exercise's `launch_choices`, and `sweep` asks for the
@@ -118,13 +119,13 @@ def submit_run(
         return submission
     in_flight = (Status.QUEUED, Status.RUNNING)
     try:
-        fleet_routing.check_gpu_budget(user, queue)
+        budgets.check(user, queue)
         limits.check_queue_cap(Submission.objects.filter(status=Status.QUEUED).count())
         limits.take_run_slot(user)
         with limits.learner_lock(user):
             limits.check_in_flight(Submission.objects.filter(owner=user, status__in=in_flight).count())
             submission, queued = _save_run(user, exercise, language, source, queue, lane, launch)
-    except fleet_routing.OverGpuBudget as exc:
+    except budgets.OverGpuBudget as exc:
         raise SubmissionRejected(exc.message, status=429) from exc
     except limits.LimitReached as exc:
         raise SubmissionRejected(exc.message, exc.status) from None
@@ -170,7 +171,9 @@ def _save_run(
         job = build_job(submission)
         where = fleet_routing.place(submission)
         facts: dict[str, Any] = {"queue": submission.queue, "lane": lane, **where}
-        facts["message"] = " ".join(t for t in (notice, f"{where['wait_words'].capitalize()}.") if t)
+        # beside its place and wait, what is left of the learner's GPU time (none of it is spent on the CPU tier)
+        left = budgets.left_words(user, stats.job_time(queue).seconds) if budgets.is_gpu(queue) else ""
+        facts["message"] = " ".join(t for t in (notice, f"{where['wait_words'].capitalize()}.", left) if t)
         if fleet_routing.is_shared(queue):
             facts["indicative"] = fleet_routing.SHARED_WORDS
         queued = Event.of("queued", 1, **facts).to_wire()

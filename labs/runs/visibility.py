@@ -22,7 +22,10 @@ STAFF_ONLY_RESULT_FIELDS = ("sandbox",)
 
 
 def can_view(user: Any, submission: Submission) -> bool:
-    """Only the owner, instructors, the staff of a course the owner studies in and admins may read a submission."""
+    """Only the owner, the staff (TA or instructor) of a course the owner studies in, and admins may read a run.
+
+    Being in the instructors' group is no right to read anyone's runs: only a course makes one staff of a student.
+    """
     if not getattr(user, "is_authenticated", False):
         return False
     if submission.owner_id == user.pk or user.has_perm("labs.view_all_submissions"):
@@ -32,7 +35,8 @@ def can_view(user: Any, submission: Submission) -> bool:
 
 
 def sees_internals(user: Any) -> bool:
-    """Instructors, TAs with the permission, and admins see the worker's internals; students do not."""
+    """Staff accounts (instructors) and admins see the worker's internals, of the runs they may read; students and
+    TAs do not."""
     if not getattr(user, "is_authenticated", False):
         return False
     return bool(user.is_staff or user.has_perm("labs.view_all_submissions"))
@@ -60,7 +64,8 @@ def state_for(state: dict[str, Any], staff: bool) -> dict[str, Any]:
 def submission_state(submission: Submission, with_events: bool = True) -> dict:
     """The JSON view of a submission, for the API and the stream's first message."""
     state = {
-        "id": submission.pk,
+        "id": str(submission.public_id),  # what URLs name it by: random, so no one reaches a run by counting
+        "number": submission.pk,  # what pages call it ("#12"), also on the staff's pages
         "exercise": submission.exercise.slug,
         "language": submission.language,
         "status": submission.status,
@@ -69,8 +74,8 @@ def submission_state(submission: Submission, with_events: bool = True) -> dict:
         "launch": submission.launch,
         "created_at": submission.created_at.isoformat(),
         "finished_at": submission.finished_at.isoformat() if submission.finished_at else None,
-        "url": f"/api/submissions/{submission.pk}",
-        "ws_url": f"/ws/submissions/{submission.pk}/",
+        "url": f"/api/submissions/{submission.public_id}",
+        "ws_url": f"/ws/submissions/{submission.public_id}/",
     }
     if submission.status == Status.QUEUED:
         state["place"] = routing.place(submission)

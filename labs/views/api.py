@@ -1,4 +1,5 @@
-"""JSON API: submit a run, list one's runs, read one run, and the API's OpenAPI document. Session auth with CSRF.
+"""JSON API: submit a run, list one's runs, read one run, keep one's drafts, and the API's OpenAPI document.
+Session auth with CSRF.
 
 Bodies and parameters are validated in one place (`labs.api_input`); every refusal is
 a JSON `{"error": message}` with a 4xx status, never a server error.
@@ -6,13 +7,14 @@ a JSON `{"error": message}` with a 4xx status, never a server error.
 
 from collections.abc import Callable
 from functools import wraps
+from uuid import UUID
 
 from django.http import HttpRequest, JsonResponse
 
 from labs import openapi
-from labs.api_input import BadInput, query_text, submission_input
-from labs.models import Submission
-from labs.runs import services, visibility
+from labs.api_input import BadInput, draft_input, query_text, submission_input
+from labs.models import Exercise, Submission
+from labs.runs import drafts, services, visibility
 
 
 def error(message: str, status: int) -> JsonResponse:
@@ -62,8 +64,8 @@ def submissions(request: HttpRequest) -> JsonResponse:
 
 
 @api_view("GET")
-def submission_detail(request: HttpRequest, submission_id: int) -> JsonResponse:
-    submission = Submission.objects.select_related("exercise").filter(pk=submission_id).first()
+def submission_detail(request: HttpRequest, submission_id: UUID) -> JsonResponse:
+    submission = Submission.objects.select_related("exercise").filter(public_id=submission_id).first()
     if submission is None or not visibility.can_view(request.user, submission):
         return error("No such submission.", 404)
     state = visibility.submission_state(submission)
@@ -71,9 +73,9 @@ def submission_detail(request: HttpRequest, submission_id: int) -> JsonResponse:
 
 
 @api_view("POST")
-def submission_profile(request: HttpRequest, submission_id: int) -> JsonResponse:
-    """Ask for the Nsight Compute report of an accepted GPU run (its owner, their instructors, admins)."""
-    submission = Submission.objects.select_related("exercise").filter(pk=submission_id).first()
+def submission_profile(request: HttpRequest, submission_id: UUID) -> JsonResponse:
+    """Ask for the Nsight Compute report of an accepted GPU run (its owner, their course's staff, admins)."""
+    submission = Submission.objects.select_related("exercise").filter(public_id=submission_id).first()
     if submission is None or not visibility.can_view(request.user, submission):
         return error("No such submission.", 404)
     if not services.request_profile(submission):
@@ -82,6 +84,22 @@ def submission_profile(request: HttpRequest, submission_id: int) -> JsonResponse
             return JsonResponse({"profile": profile}, status=200)
         return error("Only an accepted run on a GPU can be profiled.", 409)
     return JsonResponse({"profile": submission.result["profile"]}, status=202)
+
+
+@api_view("GET", "PUT")
+def learner_drafts(request: HttpRequest) -> JsonResponse:
+    """GET: one's drafts of an exercise, by language; PUT: keep the editor's text as one's draft."""
+    if request.method == "GET":
+        slug = query_text(request, "exercise")
+        if not slug:
+            raise BadInput("Say which exercise's drafts to read ('?exercise=<slug>').")
+        exercise = Exercise.objects.visible_to(request.user).filter(slug=slug).first()
+        if exercise is None:
+            return error(f"There is no exercise called '{slug}'.", 404)
+        return JsonResponse({"drafts": drafts.drafts_of(request.user, exercise)})
+    draft = draft_input(request)
+    saved = drafts.save_draft(request.user, draft.exercise, draft.language, draft.source)
+    return JsonResponse(drafts.draft_state(saved))
 
 
 @api_view("GET", login=False)

@@ -24,8 +24,9 @@ from gpu_worker.exercise.labspec import LabError, find_lab
 from labs import accounts
 from labs.courses import access, grading, services
 from labs.courses.services import CourseInputError, ItemSpec
+from labs.fleet import budgets
 from labs.models import Assignment, Course, Exercise, Feedback, LtiPlatform
-from labs.models.course import BoardNames, GradingRule, Role, Selection
+from labs.models.course import BoardNames, BudgetPeriod, GradingRule, Role, Selection
 
 
 def course_or_404(user: Any, slug: str) -> Course:
@@ -102,6 +103,9 @@ class MyAssignment:
     feedback: list[Feedback]
 
 
+BUDGET_FIELDS = ("gpu_period", "gpu_seconds_per_student", "gpu_seconds_for_course")
+
+
 def _mine(course: Course, user: Any, assignments: Iterable[Assignment]) -> list[MyAssignment]:
     feedback: dict[int, list[Feedback]] = {}
     for f in Feedback.objects.filter(assignment__course=course, student=user).select_related("author"):
@@ -125,6 +129,11 @@ def course_page(request: HttpRequest, course: Course, error: str = "", status: i
         "board_choices": BoardNames.choices,
         "lti_platforms": LtiPlatform.objects.all() if access.may_run(course, user) else [],
         "lti_contexts": course.lti_contexts.select_related("platform") if teaching else [],
+        "is_admin": access.is_admin(user),
+        "gpu_spend": budgets.spend_of(course) if teaching else None,
+        "gpu_periods": BudgetPeriod.choices,
+        "budget_form": {f: getattr(course, f) for f in BUDGET_FIELDS},
+        "my_gpu": [b for b in budgets.budgets_for(user) if b.course_pk == course.pk] if not teaching else [],
         "error": error,
         **extra,
     }
@@ -160,10 +169,22 @@ def course_people(request: HttpRequest, slug: str) -> HttpResponse:
             services.set_group(course, request.user, request.POST.get("name", ""), names)
         elif action == "board_names":
             services.set_board_names(course, request.user, request.POST.get("board_names", ""))
+        elif action == "gpu_budget":
+            post = request.POST
+            services.set_gpu_budget(
+                course,
+                request.user,
+                post.get("gpu_period", ""),
+                post.get("gpu_seconds_per_student"),
+                post.get("gpu_seconds_for_course"),
+            )
+        elif action == "gpu_ceiling":
+            services.set_gpu_ceiling(course, request.user, request.POST.get("gpu_seconds_ceiling"))
         else:
             raise CourseInputError(f"Unknown action {action!r}.", "action")
     except CourseInputError as exc:
-        return course_page(request, course, error=exc.message, status=400)
+        again = {"budget_form": request.POST} if action == "gpu_budget" else {}  # the form again, as it was sent
+        return course_page(request, course, error=exc.message, status=400, **again)
     return redirect("labs:course", course.slug)
 
 

@@ -1,4 +1,5 @@
-"""The fleet dashboard, for admins: the plan against what is live, queue by queue, refreshed every 10 s.
+"""The fleet dashboard, for admins: the plan against what is live, queue by queue, and each course's GPU time spent
+against its budgets, refreshed every 10 s.
 
 Nodes, GPUs and slices come from the plan; each planned worker is matched to its heartbeat by name,
 so a slice whose worker is silent, a worker beating for a slice the plan no longer has, a pool with
@@ -13,7 +14,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
-from labs.fleet import heartbeats
+from labs.fleet import budgets, heartbeats
 from labs.fleet.mig_profiles import model_for
 from labs.fleet.stats import job_time, queue_stats
 from labs.models import Gpu, Pool, Submission, Worker
@@ -127,5 +128,6 @@ def dashboard_page(request: HttpRequest) -> HttpResponse:
         "running": running,
         "problems": _problems(beats, planned, stats, live_by_queue),
         "done_last_hour": sum(q["done_last_hour"] for q in queue_rows),
+        "course_spend": budgets.course_spend(),
     }
     return render(request, "labs/fleet_dashboard.html", context)

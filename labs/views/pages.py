@@ -8,10 +8,10 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 
 from labs.curriculum.lessons import LessonContext, render_lesson
-from labs.fleet import heartbeats, languages, routing
+from labs.fleet import budgets, heartbeats, languages, routing, stats
 from labs.models import Exercise, Module
 from labs.models.run import Language
-from labs.runs import progress
+from labs.runs import drafts, progress
 
 
 @login_required
@@ -46,6 +46,8 @@ def exercise_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "submissions_url": f"{reverse('labs:api_submissions')}?exercise={exercise.slug}",
         "ws_base": "/ws/submissions/",
         "csrf_token": get_token(request),
+        "drafts_url": reverse("labs:api_drafts"),
+        "drafts": drafts.drafts_of(request.user, exercise),  # the server's copies: the editor opens on them
         "initial_language": exercise.languages[0],
         "language_notes": languages.language_notes(exercise),
     }
@@ -61,5 +63,7 @@ def exercise_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "block_sizes": block_sizes,
         # the sweep times every block size: only where this lab's runs go to a GPU now, and said so where not
         "sweep_on_gpu": bool(block_sizes) and routing.route(exercise).queue.startswith("gpu."),
+        # what is left of the learner's GPU time, and about how many runs that is (the CPU tier is free)
+        "gpu_left": budgets.left_words(request.user, stats.job_time().seconds),
     }
     return render(request, "labs/exercise.html", context)

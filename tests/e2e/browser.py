@@ -27,13 +27,14 @@ class BrowserTestCase(ChannelsLiveServerTestCase):
     """Daphne in a subprocess, the web and sim Celery workers, and one headless chromium for the class."""
 
     host = "127.0.0.1"
+    sim_env: dict[str, str] = {}  # more of the sim worker's environment, for a class that needs it
 
     @classmethod
     def setUpClass(cls) -> None:
         super().setUpClass()
         processes.purge_queues("sim", "web")
         db_url = processes.database_url(connection.settings_dict)
-        cls.workers = [processes.start_web_worker(db_url), processes.start_sim_worker()]
+        cls.workers = [processes.start_web_worker(db_url), processes.start_sim_worker(**cls.sim_env)]
         cls.playwright = sync_playwright().start()
         cls.browser = cls.playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
 

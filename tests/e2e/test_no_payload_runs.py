@@ -135,9 +135,9 @@ class NoPayloadRunsTests(ChannelsLiveServerTestCase):
 
         page = self._page_as(alice)
         page.goto(f"{self.live_server_url}/exercises/vector-add/")
-        page.wait_for_selector(f"#history li[data-id='{run.pk}']")
+        page.wait_for_selector(f"#history li[data-id='{run.public_id}']")
         self._assert_nothing_ran(page, "exercise page")
-        page.click(f"#history li[data-id='{run.pk}']")
+        page.click(f"#history li[data-id='{run.public_id}']")
         page.wait_for_selector("#events li[data-type=done]")
         assert "<script>" in page.inner_text("#events")  # the payloads are there, as text
         self._assert_nothing_ran(page, "alice's run opened")

@@ -97,6 +97,23 @@ class LocalPlatform:
         token = self.id_token(query["nonce"], sub, roles, target, **claims)
         return urlparse(query["redirect_uri"]).path, {"id_token": token, "state": query["state"]}
 
+    def launch(self, browser, target: str, sub: str = "lms-alice", roles=(LEARNER,), **claims):
+        """A learner's launch through `browser` (a Django test client): the tool's OIDC login, this platform's
+        authorisation, and the signed id_token posted back to the tool; (the browser, the tool's answer)."""
+        login = browser.post(
+            "/lti/login/",
+            {
+                "iss": self.issuer,
+                "client_id": self.client_id,
+                "login_hint": sub,
+                "target_link_uri": target,
+                "lti_message_hint": target,
+            },
+        )
+        assert login.status_code == 302, login.content
+        path, form = self.authorize(login["Location"], sub, list(roles), **claims)
+        return browser, browser.post(path, form)
+
     def _handler(self):
         platform = self
 

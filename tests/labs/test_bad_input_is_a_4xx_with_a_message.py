@@ -81,10 +81,12 @@ async def test_a_small_streamed_body_reaches_the_site_and_a_missing_csrf_token_i
         ("get", "/api/submissions/" + "9" * 5000, 404),
         ("get", "/api/submissions/" + "9" * 19, 404),
         ("get", "/api/submissions/99999999", 404),
+        ("get", "/api/submissions/1", 404),  # a run is named by its random public id, never its number
+        ("get", "/api/submissions/00000000-0000-0000-0000-000000000001", 404),
         ("get", "/api/submissions?exercise=" + "a" * 500, 400),
         ("get", "/api/submissions?exercise=%00", 400),
         ("delete", "/api/submissions", 405),
-        ("put", "/api/submissions/1", 405),
+        ("put", "/api/submissions/00000000-0000-0000-0000-000000000001", 405),
         ("get", "/api/no-such-endpoint", 404),
     ],
 )

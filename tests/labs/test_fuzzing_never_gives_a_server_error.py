@@ -34,9 +34,13 @@ BODY = (
     | st.integers(min_value=1, max_value=6000).map(lambda n: '{"exercise": ' + "9" * n + "}")
     | st.binary(max_size=200)
 )
-PATH = st.sampled_from(["/api/submissions", "/api/submissions/{run}", "/api/nothing"]) | st.text(
-    st.characters(codec="ascii", categories=["Nd"]), min_size=1, max_size=40
-).map(lambda digits: f"/api/submissions/{digits}")
+PATH = (
+    st.sampled_from(["/api/submissions", "/api/submissions/{run}", "/api/nothing"])
+    | st.text(st.characters(codec="ascii", categories=["Nd"]), min_size=1, max_size=40).map(
+        lambda digits: f"/api/submissions/{digits}"
+    )
+    | st.uuids().map(lambda name: f"/api/submissions/{name}")
+)
 QUERY = st.none() | st.text(CHARS, max_size=300)
 METHOD = st.sampled_from(["GET", "POST", "POST", "POST", "PUT", "DELETE", "PATCH"])
 
@@ -48,7 +52,7 @@ def alice_client(alice, labs_once, settings):
     settings.WARPLAB_RUNS_IN_FLIGHT = 0
     settings.WARPLAB_RUNS_PER_MINUTE = 10**6
     run = services.submit_run(alice, "vector-add", "numba", "x = 1\n")
-    return client_for(alice), run.pk
+    return client_for(alice), run.public_id
 
 
 @pytest.mark.django_db
@@ -116,4 +120,4 @@ async def _session(user, run: int, messages: list) -> None:
 @given(messages=st.lists(WS_MESSAGE, min_size=WS_MESSAGES, max_size=WS_MESSAGES))
 def test_generated_websocket_messages_get_an_answer_never_a_crash(alice, labs_loaded, messages):
     run = Submission.objects.filter(owner=alice).first() or services.submit_run(alice, "vector-add", "numba", "x")
-    async_to_sync(_session)(alice, run.pk, messages)
+    async_to_sync(_session)(alice, run.public_id, messages)

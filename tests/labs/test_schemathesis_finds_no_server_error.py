@@ -28,8 +28,8 @@ from schemathesis.specs.openapi import checks as openapi_checks
 from labs.runs import services
 from tests.labs.factories import client_for
 
-# Examples per operation and mode: 4 operations x 2 modes.
-EXAMPLES = {GenerationMode.POSITIVE: 130, GenerationMode.NEGATIVE: 130}
+# Examples per operation and mode: 6 operations x 2 modes.
+EXAMPLES = {GenerationMode.POSITIVE: 90, GenerationMode.NEGATIVE: 90}
 AT_LEAST = 1000
 # A schema-valid run can still be refused by rules a schema cannot state (the exercise does not offer that
 # language, a fixed launch refuses `block_size`): those refusals are checked as 4xx with a message instead.
@@ -59,7 +59,7 @@ def wsgi_app(keep_db_connection) -> CountingApp:
 
 
 @pytest.fixture
-def alice_session(alice, labs_once, settings) -> tuple[dict[str, str], dict[str, str], int]:
+def alice_session(alice, labs_once, settings) -> tuple[dict[str, str], dict[str, str], str]:
     """alice's session and CSRF cookies, the CSRF header, and one run of hers to read and profile."""
     settings.WARPLAB_RUNS_IN_FLIGHT = 0
     settings.WARPLAB_RUNS_PER_MINUTE = 10**6
@@ -68,7 +68,7 @@ def alice_session(alice, labs_once, settings) -> tuple[dict[str, str], dict[str,
     token = get_token(RequestFactory().get("/"))
     session = client_for(alice).cookies[django_settings.SESSION_COOKIE_NAME].value
     cookies = {django_settings.SESSION_COOKIE_NAME: session, django_settings.CSRF_COOKIE_NAME: token}
-    return cookies, {"X-CSRFToken": token}, run.pk
+    return cookies, {"X-CSRFToken": token}, str(run.public_id)
 
 
 def _check_refusal(response: schemathesis.Response) -> None:
@@ -78,18 +78,20 @@ def _check_refusal(response: schemathesis.Response) -> None:
         assert isinstance(message, str) and message.strip(), response.text[:300]
 
 
-def _steer(case: schemathesis.Case, run: int) -> None:
+def _steer(case: schemathesis.Case, run: str) -> None:
     """About half the valid cases name alice's real run or a real exercise, so successes are checked too
     (a generated id or slug almost never exists); the rest of each case is as generated."""
-    if case.path_parameters and case.path_parameters.get("submission_id", 1) % 2 == 0:
+    if case.path_parameters and str(case.path_parameters.get("submission_id", "1"))[-1:] in "02468ace":
         case.path_parameters["submission_id"] = run
+    if isinstance(case.query, dict) and len(str(case.query.get("exercise", ""))) % 2 == 0:
+        case.query["exercise"] = "vector-add"
     if isinstance(case.body, dict) and len(case.body.get("exercise", "")) % 2 == 0:
         case.body["exercise"] = "vector-add"  # offers numba, cuda and triton, and a choice of block size
         if case.body.get("language") == "policy":
             case.body["language"] = "numba"
 
 
-def _fuzz(operation: schemathesis.APIOperation, mode: GenerationMode, run: int, sent: Counter[str]) -> None:
+def _fuzz(operation: schemathesis.APIOperation, mode: GenerationMode, run: str, sent: Counter[str]) -> None:
     @settings(
         max_examples=EXAMPLES[mode],
         derandomize=True,
@@ -121,7 +123,7 @@ def test_generated_requests_from_the_schema_get_no_server_error(wsgi_app, alice_
     )
     schema = schemathesis.openapi.from_wsgi("/api/openapi.json", app, config=config)
     operations = [result.ok() for result in schema.get_all_operations()]
-    assert len(operations) == 4  # every operation but the document itself, which Schemathesis loaded
+    assert len(operations) == 6  # every operation but the document itself, which Schemathesis loaded
     sent = Counter[str]()
     for operation in operations:
         for mode in EXAMPLES:

@@ -6,11 +6,12 @@ Runs the real ASGI application (guards, sessions, router) against the real Redis
 import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
-from django.contrib.auth.models import Permission
 
+from labs.models import Membership
 from labs.runs import services
 from labsite.asgi import application
 from labsite.guards import origin_allowed
+from tests.labs.courses.factories import make_course
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.integration]
 
@@ -66,20 +67,20 @@ def run(alice, labs_loaded):
 
 @pytest.mark.asyncio
 async def test_a_page_on_another_port_cannot_read_alices_run(alice, run):
-    ws = connect(alice, run.pk, origin=b"http://127.0.0.1:9999")
+    ws = connect(alice, run.public_id, origin=b"http://127.0.0.1:9999")
     connected, code = await ws.connect()
     assert not connected and code == 4403
 
 
 @pytest.mark.asyncio
 async def test_it_answers_ping_and_snapshot_and_refuses_anything_else_with_a_message(alice, run):
-    ws = connect(alice, run.pk)
+    ws = connect(alice, run.public_id)
     assert (await ws.connect())[0]
     assert (await ws.receive_json_from(timeout=5))["type"] == "snapshot"
     await ws.send_json_to({"type": "ping"})
     assert await ws.receive_json_from(timeout=5) == {"type": "pong"}
     await ws.send_json_to({"type": "snapshot"})
-    assert (await ws.receive_json_from(timeout=5))["submission"]["id"] == run.pk
+    assert (await ws.receive_json_from(timeout=5))["submission"]["id"] == str(run.public_id)
     for bad in ["not json", "[]", '{"type": "delete"}', "[" * 2000, '{"n": ' + "9" * 1000 + "}", '"\\ud800"']:
         await ws.send_to(text_data=bad)
         answer = await ws.receive_json_from(timeout=5)
@@ -92,7 +93,7 @@ async def test_it_answers_ping_and_snapshot_and_refuses_anything_else_with_a_mes
 @pytest.mark.asyncio
 async def test_a_message_over_the_size_limit_closes_the_socket(alice, run, settings):
     settings.WARPLAB_MAX_WS_MESSAGE_BYTES = 1024
-    ws = connect(alice, run.pk)
+    ws = connect(alice, run.public_id)
     await ws.connect()
     await ws.receive_json_from(timeout=5)
     await ws.send_to(text_data='{"type": "ping", "pad": "' + "x" * 2000 + '"}')
@@ -101,15 +102,15 @@ async def test_a_message_over_the_size_limit_closes_the_socket(alice, run, setti
 
 
 @pytest.mark.asyncio
-async def test_an_instructor_who_loses_the_right_is_closed_at_the_next_action(ian, run):
-    ws = connect(ian, run.pk)
+async def test_an_instructor_who_loses_the_right_is_closed_at_the_next_action(ian, alice, run):
+    course = await sync_to_async(make_course)(ian, students=(alice,))
+    ws = connect(ian, run.public_id)
     assert (await ws.connect())[0]
     await ws.receive_json_from(timeout=5)
 
     @sync_to_async
-    def take_the_right_away():
-        ian.groups.clear()
-        ian.user_permissions.remove(*Permission.objects.filter(codename="view_all_submissions"))
+    def take_the_right_away():  # alice leaves ian's course: he is no longer her course's staff
+        Membership.objects.filter(course=course, user=alice).delete()
 
     await take_the_right_away()
     await ws.send_json_to({"type": "ping"})

@@ -34,6 +34,9 @@ READS = {
 FOUND = 302  # a change that worked redirects to the page showing it
 WRITES = {
     ("/courses/{c}/people", "board_names"): (DENIED, HIDDEN, DENIED, HIDDEN, FOUND, FOUND),
+    # GPU time: the instructors set the course's budgets, an admin alone its ceiling
+    ("/courses/{c}/people", "gpu_budget"): (DENIED, HIDDEN, DENIED, HIDDEN, FOUND, FOUND),
+    ("/courses/{c}/people", "gpu_ceiling"): (DENIED, HIDDEN, DENIED, HIDDEN, DENIED, FOUND),
     ("/courses/{c}/a/{a}/overrides", "override"): (DENIED, HIDDEN, DENIED, HIDDEN, FOUND, FOUND),
     ("/courses/{c}/a/{a}/regrades", "regrade"): (DENIED, HIDDEN, DENIED, HIDDEN, FOUND, FOUND),
     ("/courses/{c}/a/{a}/students/alice/", "feedback"): (DENIED, HIDDEN, FOUND, HIDDEN, FOUND, FOUND),
@@ -41,6 +44,8 @@ WRITES = {
 }
 BODIES = {
     "board_names": {"action": "board_names", "board_names": "named"},
+    "gpu_budget": {"action": "gpu_budget", "gpu_period": "week", "gpu_seconds_per_student": "100"},
+    "gpu_ceiling": {"action": "gpu_ceiling", "gpu_seconds_ceiling": "500"},
     "override": {"student": "alice", "due_at": "2030-01-01T00:00"},
     "regrade": {},
     "feedback": {"text": "Try a grid-stride loop."},
@@ -103,8 +108,8 @@ def test_a_ta_may_read_a_students_run_of_their_course_but_not_of_another(world, 
     alices = run_at(people["alice"], assignment.release_at)
     bobs = run_at(bob, assignment.release_at)
     tess = client_for(people["tess"])
-    assert tess.get(f"/api/submissions/{alices.pk}").status_code == 200
-    assert tess.get(f"/api/submissions/{bobs.pk}").status_code == 404
+    assert tess.get(f"/api/submissions/{alices.public_id}").status_code == 200
+    assert tess.get(f"/api/submissions/{bobs.public_id}").status_code == 404
 
 
 def test_the_lti_endpoints_are_public_as_lti_needs_but_refuse_a_launch_without_a_signed_token(world):

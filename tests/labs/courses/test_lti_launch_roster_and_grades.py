@@ -47,20 +47,7 @@ def linked(platform, ian, ada, labs_loaded):
 
 
 def _launch(platform, target, sub="lms-alice", roles=(LEARNER,), **claims):
-    browser = Client()
-    login = browser.post(
-        "/lti/login/",
-        {
-            "iss": platform.issuer,
-            "client_id": platform.client_id,
-            "login_hint": sub,
-            "target_link_uri": target,
-            "lti_message_hint": target,
-        },
-    )
-    assert login.status_code == 302, login.content
-    path, form = platform.authorize(login["Location"], sub, list(roles), **claims)
-    return browser, browser.post(path, form)
+    return platform.launch(Client(), target, sub, roles, **claims)
 
 
 def test_a_learner_launches_into_the_assignment_is_enrolled_and_gets_the_grade_passed_back(platform, linked, ian):

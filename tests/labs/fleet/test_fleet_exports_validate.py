@@ -42,8 +42,8 @@ def test_the_device_plugin_config_uses_the_mixed_strategy_and_mps_replicas():
     assert checks.check_device_plugin("version: v1\nflags: {migStrategy: some}\n") != []
 
 
-@pytest.mark.skipif(checks.compose_tool() is None, reason="needs Debian's docker-compose (./lab test installs it)")
-def test_the_compose_override_gives_each_worker_its_device_and_slice_and_docker_compose_accepts_it():
+def test_the_compose_override_gives_each_worker_its_device_and_slice_and_its_check_accepts_it():
+    """Checked by docker-compose where installed (./lab test installs it), else by the Compose spec's parser."""
     text = exports.compose_override(h200_node()).text
     services = yaml.safe_load(text)["services"]
     assert len(services) == 3 + 2 + 3
@@ -58,6 +58,20 @@ def test_the_compose_override_gives_each_worker_its_device_and_slice_and_docker_
     assert checks.check_compose(text) == []
     broken = text.replace("restart: unless-stopped", "restart: unless-stopped\n    gpus_please: 1", 1)
     assert any("gpus_please" in p for p in checks.check_compose(broken))
+
+
+def test_without_docker_compose_the_override_is_checked_by_the_compose_specs_parser():
+    """`./lab up` installs no docker-compose: the export is still checked, merged over docker-compose.yml."""
+    text = exports.compose_override(h200_node()).text
+    assert checks.check_compose_spec(text) == []
+    broken = text.replace("restart: unless-stopped", "restart: unless-stopped\n    gpus_please: 1", 1)
+    (problem,) = checks.check_compose_spec(broken)
+    assert problem.startswith("services.worker-node1-gpu0-s") and "gpus_please" in problem
+    (problem,) = checks.check_compose_spec(text.replace("restart: unless-stopped", "restart: sometimes", 1))
+    assert "unknown variant `sometimes`" in problem
+    (problem,) = checks.check_compose_spec(text.replace("    image: ", "    x-image: ", 1))
+    assert problem.endswith(": neither an image nor a build to run")
+    assert checks.check_compose_spec("services: [1, 2]") != []
 
 
 def test_the_kubernetes_manifests_are_a_deployment_per_pool_that_the_schema_accepts():

@@ -15,7 +15,7 @@ from kombu import Connection
 
 from gpu_worker.measurement import calibrate
 from gpu_worker.worker import heartbeat
-from labs.fleet import routing
+from labs.fleet import budgets, routing
 from labs.models import Exercise
 from labs.models.run import Status
 from labs.runs import services
@@ -99,7 +99,10 @@ def test_a_learner_sees_how_many_are_ahead_and_about_how_long(site, alice, bob):
         waiting.save()
     queued = services.submit_run(alice, "vector-add", "numba", "def f(): pass").events.get(seq=1).payload
     assert queued["ahead"] == 3 and queued["expected_wait_seconds"] == 15.0
-    assert queued["message"] == "3 ahead of you, about 15 s."
+    assert queued["message"] == (
+        "3 ahead of you, about 15 s. GPU time left: 3600 of your 3600 GPU-seconds for the last 24 hours, "
+        "about 720 more runs at about 5 s a run. Runs on the CPU tier are free."
+    )
     assert "median of 4 runs" in queued["job_time_words"]
 
 
@@ -130,7 +133,9 @@ def test_a_learner_over_their_gpu_seconds_for_the_day_is_told_so_and_the_simulat
     with pytest.raises(services.SubmissionRejected) as refused:
         services.submit_run(alice, "vector-add", "numba", "def f(): pass")
     assert refused.value.status == 429
-    assert refused.value.message.startswith("You have used 130 of your 100 GPU-seconds for the last 24 hours.")
+    assert refused.value.message.startswith(
+        "No GPU time left: 130 of your 100 GPU-seconds for the last 24 hours are spent."
+    )
     exercise.pool = "sim"
     exercise.save()
     assert services.submit_run(alice, "vector-add", "numba", "def f(): pass").queue == "sim"
@@ -145,7 +150,7 @@ def test_a_course_over_its_gpu_seconds_for_the_day_is_named_to_each_of_its_stude
     run = make_run(bob, queue="gpu.h200.mig3g")  # bob's run spends the course's time, alice is refused too
     run.started_at, run.finished_at = timezone.now() - timedelta(seconds=120), timezone.now()
     run.save()
-    with pytest.raises(routing.OverGpuBudget) as refused:
-        routing.check_gpu_budget(alice, "gpu.h200.mig3g")
-    assert refused.value.message.startswith("Your course GPU Programming has used 120 of its 100 GPU-seconds")
-    routing.check_gpu_budget(alice, "sim")  # the simulator is never capped
+    with pytest.raises(budgets.OverGpuBudget) as refused:
+        budgets.check(alice, "gpu.h200.mig3g")
+    assert "120 of GPU Programming's 100 GPU-seconds (all its students together)" in refused.value.message
+    budgets.check(alice, "sim")  # the simulator is never capped

@@ -79,12 +79,12 @@ def test_a_learner_may_ask_for_the_report_of_their_accepted_run_and_no_one_else_
     make_run(alice, queue=queue, result={**ACCEPTED_ON_GPU, "profile": {"available": True}})  # profiled earlier
     run = make_run(alice, queue=queue, result=dict(ACCEPTED_ON_GPU))
     client.force_login(bob)
-    assert client.post(f"/api/submissions/{run.pk}/profile").status_code == 404
+    assert client.post(f"/api/submissions/{run.public_id}/profile").status_code == 404
     client.force_login(alice)
     with django_capture_on_commit_callbacks(execute=True):
-        asked = client.post(f"/api/submissions/{run.pk}/profile")
+        asked = client.post(f"/api/submissions/{run.public_id}/profile")
     assert asked.status_code == 202 and asked.json()["profile"] == {"state": "queued"}
-    again = client.post(f"/api/submissions/{run.pk}/profile")
+    again = client.post(f"/api/submissions/{run.public_id}/profile")
     assert again.status_code == 200 and again.json()["profile"] == {"state": "queued"}
     assert len(_profile_jobs(queue)) == 1
     services.record_profile(run.pk, {"available": True, "achieved_occupancy": 0.9})
@@ -96,5 +96,5 @@ def test_a_run_on_the_simulator_cannot_be_profiled(client, labs_loaded):
     alice = make_student("alice")
     run = make_run(alice, queue="sim", result={**ACCEPTED_ON_GPU, "backend": "sim"}, language="numba")
     client.force_login(alice)
-    refused = client.post(f"/api/submissions/{run.pk}/profile")
+    refused = client.post(f"/api/submissions/{run.public_id}/profile")
     assert refused.status_code == 409 and "GPU" in refused.json()["error"]

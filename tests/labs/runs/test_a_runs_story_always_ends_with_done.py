@@ -181,7 +181,7 @@ def test_every_story_ends_with_done_under_load(sim_pipeline, labs_loaded, cpu_ho
 async def test_the_live_view_and_a_late_join_tell_the_same_story(sim_pipeline, alice, labs_loaded):
     source = next(c.source for c in find_lab("vector-add").cases if c.name == "reference-numba")
     run = await sync_to_async(services.submit_run)(alice, "vector-add", "numba", source)
-    live = connect(alice, run.pk)
+    live = connect(alice, run.public_id)
     assert (await live.connect())[0]
     told = {e["seq"]: e["type"] for e in (await live.receive_json_from(timeout=10))["submission"]["events"]}
     while "done" not in told.values():
@@ -189,7 +189,7 @@ async def test_the_live_view_and_a_late_join_tell_the_same_story(sim_pipeline, a
         told[message["event"]["seq"]] = message["event"]["type"]
     assert await live.receive_nothing(timeout=1)  # nothing after done
     await live.disconnect()
-    late = connect(alice, run.pk)
+    late = connect(alice, run.public_id)
     assert (await late.connect())[0]
     snapshot = (await late.receive_json_from(timeout=10))["submission"]
     await late.disconnect()

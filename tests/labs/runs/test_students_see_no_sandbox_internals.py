@@ -6,6 +6,7 @@ from channels.testing import WebsocketCommunicator
 
 from labs.runs import services
 from labsite.asgi import application
+from tests.labs.courses.factories import make_course
 from tests.labs.factories import client_for
 
 SANDBOX = {"uid": 65534, "version": "bubblewrap 0.8.0", "uid_switch": "setresuid in the child (worker runs as root)"}
@@ -23,15 +24,16 @@ def run(alice, labs_loaded):
 
 
 def test_alice_reads_her_run_without_the_sandbox_or_the_worker_host(alice, run):
-    body = client_for(alice).get(f"/api/submissions/{run.pk}").json()
+    body = client_for(alice).get(f"/api/submissions/{run.public_id}").json()
     started = next(e for e in body["events"] if e["type"] == "started")
     assert "sandbox" not in started and "worker" not in started and started["backend"] == "sim"
     assert "sandbox" not in body["result"] and body["result"]["output"] == "hi\n"
     assert "root" not in str(body) and "bubblewrap" not in str(body)
 
 
-def test_ian_the_instructor_reads_the_whole_document(ian, run):
-    body = client_for(ian).get(f"/api/submissions/{run.pk}").json()
+def test_ian_the_instructor_reads_the_whole_document(ian, alice, run):
+    make_course(ian, students=(alice,))
+    body = client_for(ian).get(f"/api/submissions/{run.public_id}").json()
     assert body["result"]["sandbox"] == SANDBOX
     assert next(e for e in body["events"] if e["type"] == "started")["worker"] == "host-7:123 (sim)"
 
@@ -47,7 +49,7 @@ async def test_alice_s_stream_leaves_out_the_internals_live_too(alice, labs_load
     submission = await sync_to_async(services.submit_run)(alice, "vector-add", "numba", "print('hi')")
     ws = WebsocketCommunicator(
         application,
-        f"/ws/submissions/{submission.pk}/",
+        f"/ws/submissions/{submission.public_id}/",
         headers=[(b"origin", b"http://127.0.0.1"), (b"host", b"127.0.0.1")],
     )
     ws.scope["user"] = alice

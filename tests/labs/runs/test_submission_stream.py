@@ -8,6 +8,7 @@ from asgiref.sync import sync_to_async
 from django.contrib.auth.models import AnonymousUser
 
 from labs.runs import services
+from tests.labs.courses.factories import make_course
 from tests.labs.streams import connect
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.integration]
@@ -21,7 +22,7 @@ def run(alice, labs_loaded):
 @pytest.mark.asyncio
 async def test_a_late_joiner_gets_the_stored_state_first_then_live_events(alice, run):
     await sync_to_async(services.record_event)(run.pk, {"type": "started", "seq": 2, "backend": "sim"})
-    ws = connect(alice, run.pk)
+    ws = connect(alice, run.public_id)
     connected, _ = await ws.connect()
     assert connected
     snapshot = await ws.receive_json_from(timeout=5)
@@ -38,7 +39,7 @@ async def test_a_late_joiner_gets_the_stored_state_first_then_live_events(alice,
 
 @pytest.mark.asyncio
 async def test_the_result_is_stored_before_done_is_sent(alice, run):
-    ws = connect(alice, run.pk)
+    ws = connect(alice, run.public_id)
     await ws.connect()
     await ws.receive_json_from(timeout=5)
     result = {"submission_id": run.pk, "verdict": "accepted", "backend": "sim", "device": "simulator"}
@@ -52,7 +53,7 @@ async def test_the_result_is_stored_before_done_is_sent(alice, run):
 
 @pytest.mark.asyncio
 async def test_a_redelivered_event_is_not_sent_twice(alice, run):
-    ws = connect(alice, run.pk)
+    ws = connect(alice, run.public_id)
     await ws.connect()
     await ws.receive_json_from(timeout=5)
     for _ in range(2):
@@ -63,18 +64,19 @@ async def test_a_redelivered_event_is_not_sent_twice(alice, run):
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("who", ["bob", "anonymous"])
-async def test_anyone_else_is_refused(run, bob, who):
-    ws = connect(bob if who == "bob" else AnonymousUser(), run.pk)
+@pytest.mark.parametrize("who", ["bob", "ian", "anonymous"])
+async def test_anyone_else_is_refused_an_instructor_of_no_course_of_hers_too(run, bob, ian, who):
+    ws = connect({"bob": bob, "ian": ian}.get(who, AnonymousUser()), run.public_id)
     connected, code = await ws.connect()
     assert not connected and code == 4403
 
 
 @pytest.mark.asyncio
-async def test_an_instructor_may_watch(ian, run):
-    ws = connect(ian, run.pk)
+async def test_the_instructor_of_alices_course_may_watch(ian, alice, run):
+    await sync_to_async(make_course)(ian, students=(alice,))
+    ws = connect(ian, run.public_id)
     connected, _ = await ws.connect()
-    assert connected and (await ws.receive_json_from(timeout=5))["submission"]["id"] == run.pk
+    assert connected and (await ws.receive_json_from(timeout=5))["submission"]["id"] == str(run.public_id)
     await ws.disconnect()
 
 

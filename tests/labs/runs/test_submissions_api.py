@@ -28,9 +28,10 @@ def test_it_creates_a_queued_submission(alice_client, alice):
     response = post(alice_client, {"exercise": "vector-add", "language": "numba", "source": GOOD})
     assert response.status_code == 201
     body = response.json()
-    submission = Submission.objects.get(pk=body["id"])
+    submission = Submission.objects.get(public_id=body["id"])
+    assert body["number"] == submission.pk and body["url"] == f"/api/submissions/{submission.public_id}"
     assert submission.owner == alice and submission.status == "queued" and submission.queue == "sim"
-    assert body["ws_url"] == f"/ws/submissions/{submission.pk}/"
+    assert body["ws_url"] == f"/ws/submissions/{submission.public_id}/"
     assert [e.type for e in submission.events.all()] == ["queued"]
 
 
