@@ -27,9 +27,18 @@ from pydantic import ValidationError
 from gpu_worker.datacenter import figures
 from gpu_worker.datacenter.metrics import Metrics, measure
 from gpu_worker.datacenter.policies import BUILTINS
-from gpu_worker.datacenter.simulate import InvalidDecision, Replay, ReplayExhausted, Rules, Schedule, Stalled, simulate
+from gpu_worker.datacenter.simulate import (
+    Choice,
+    InvalidDecision,
+    Replay,
+    ReplayExhausted,
+    Rules,
+    Schedule,
+    Stalled,
+    simulate,
+)
 from gpu_worker.datacenter.spec import HIGHER_IS_BETTER, METRIC_WORDS, PolicySpec
-from gpu_worker.datacenter.trace import SOURCE, TraceJob, synthetic_trace
+from gpu_worker.datacenter.trace import GPU_MIX, MIG_MIX, SOURCE, TraceJob, synthetic_trace
 from gpu_worker.isolation import sandbox
 from gpu_worker.isolation.wire import WireError
 from gpu_worker.protocol import MAX_SOURCE_BYTES, CheckInfo, CompileInfo, Diagnostic, Job, Outcome, Result
@@ -45,13 +54,17 @@ class _Malformed(Exception):
     """The child sent something that does not fit the job."""
 
 
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 class _Collector:
     """The child's messages, validated and bounded as they arrive."""
 
     def __init__(self, traces: list[list[TraceJob]], max_decisions: int):
         self.sizes = [len(t) for t in traces]
         self.max_decisions = max_decisions
-        self.decisions: list[list[list[int]]] = [[] for _ in traces]
+        self.decisions: list[list[list[Choice]]] = [[] for _ in traces]
         self.done: set[int] = set()
         self.failure: tuple[str, str, list[Diagnostic]] | None = None
         self.uid: int | None = None
@@ -82,9 +95,11 @@ class _Collector:
             for decision in chunk:
                 if not isinstance(decision, list) or len(decision) > self.sizes[index]:
                     raise _Malformed("a decision is not a list of job ids")
-                if not all(isinstance(i, int) and not isinstance(i, bool) for i in decision):
-                    raise _Malformed("a decision holds something other than job ids")
-                kept.append(decision)
+                if not all(
+                    _is_int(i) or (isinstance(i, list) and len(i) == 3 and all(map(_is_int, i))) for i in decision
+                ):
+                    raise _Malformed("a decision holds something other than job ids and placed jobs")
+                kept.append([i if _is_int(i) else tuple(i) for i in decision])
         elif kind == "trace_done":
             self.done.add(self._index(message))
         elif kind in ("compile_error", "runtime_error", "invalid"):
@@ -100,16 +115,18 @@ class _Collector:
 
 
 def learner_rules(spec: PolicySpec) -> Rules:
-    return Rules(spec.gpus, spec.preemptive, spec.quantum_minutes, spec.restart_minutes, spec.reveal_duration)
+    return Rules(
+        spec.gpus, spec.preemptive, spec.quantum_minutes, spec.restart_minutes, spec.reveal_duration, mig=spec.mig
+    )
 
 
 def _builtin_rules(spec: PolicySpec, name: str) -> Rules:
-    return Rules(spec.gpus, BUILTINS[name].preemptive, spec.quantum_minutes, spec.restart_minutes, True)
+    return Rules(spec.gpus, BUILTINS[name].preemptive, spec.quantum_minutes, spec.restart_minutes, True, mig=spec.mig)
 
 
 @functools.lru_cache(maxsize=64)
-def _trace(seed: int, jobs: int, gpus: int, load: float) -> tuple[TraceJob, ...]:
-    return tuple(synthetic_trace(seed, jobs, gpus, load))
+def _trace(seed: int, jobs: int, capacity: int, load: float, mig: bool) -> tuple[TraceJob, ...]:
+    return tuple(synthetic_trace(seed, jobs, capacity, load, MIG_MIX if mig else GPU_MIX))
 
 
 @functools.lru_cache(maxsize=64)
@@ -118,8 +135,12 @@ def _builtin_schedule(name: str, trace: tuple[TraceJob, ...], rules: Rules) -> S
     return simulate(list(trace), rules, BUILTINS[name].choose)
 
 
+def _cluster_words(spec: PolicySpec) -> str:
+    return f"{spec.gpus} GPUs in MIG mode, {spec.capacity} compute slices" if spec.mig else f"{spec.gpus} GPUs"
+
+
 def traces_of(spec: PolicySpec) -> list[list[TraceJob]]:
-    return [list(_trace(t.seed, t.jobs, spec.gpus, t.load)) for t in spec.traces]
+    return [list(_trace(t.seed, t.jobs, spec.capacity, t.load, spec.mig)) for t in spec.traces]
 
 
 def ranking(results: dict[str, Metrics], metric: str) -> list[dict[str, Any]]:
@@ -246,8 +267,8 @@ def _judge(
     ranked_by = spec.goals[0].metric
     for index, (trace, schedule) in enumerate(zip(traces, schedules, strict=True)):
         theirs = {n: _builtin_schedule(n, tuple(trace), _builtin_rules(spec, n)) for n in spec.compare}
-        results = {figures.YOURS: measure(trace, schedule, spec.gpus)}
-        results |= {n: measure(trace, s, spec.gpus) for n, s in theirs.items()}
+        results = {figures.YOURS: measure(trace, schedule, spec.capacity)}
+        results |= {n: measure(trace, s, spec.capacity) for n, s in theirs.items()}
         for goal in spec.goals:
             yours, baseline = getattr(results[figures.YOURS], goal.metric), getattr(results[goal.baseline], goal.metric)
             passed = goal.met(yours, baseline)
@@ -263,8 +284,8 @@ def _judge(
         mine = next(r for r in rows if r["name"] == figures.YOURS)
         outcome.send(
             "log",
-            message=f"trace {index + 1} ({len(trace)} jobs, {spec.gpus} GPUs): your policy ranks {mine['rank']} of "
-            f"{len(rows)} by {METRIC_WORDS[ranked_by]} ({mine[ranked_by]:.4g}); "
+            message=f"trace {index + 1} ({len(trace)} jobs, {_cluster_words(spec)}): your policy ranks "
+            f"{mine['rank']} of {len(rows)} by {METRIC_WORDS[ranked_by]} ({mine[ranked_by]:.4g}); "
             + ", ".join(f"{r['policy']} {r[ranked_by]:.4g}" for r in rows if r["name"] != figures.YOURS),
         )
         seed = spec.traces[index]
@@ -273,7 +294,7 @@ def _judge(
             drawn = {figures.YOURS: schedule, **theirs}
             figure_entries = [
                 figures.ranking_figure(rows),
-                figures.utilisation_figure(drawn, spec.gpus),
+                figures.utilisation_figure(drawn, spec.capacity, "MIG compute slices" if spec.mig else "GPUs"),
                 figures.jct_cdf_figure(trace, drawn),
                 figures.fairness_figure(results),
             ]

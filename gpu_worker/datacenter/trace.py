@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 # GPUs per job and the share of jobs asking for that many (ours)
 GPU_MIX: tuple[tuple[int, float], ...] = ((1, 0.70), (2, 0.10), (4, 0.10), (8, 0.07), (16, 0.03))
+# On a MIG cluster (`gpu_worker.datacenter.mig`): compute slices of the one instance a job asks for (ours)
+MIG_MIX: tuple[tuple[int, float], ...] = ((1, 0.45), (2, 0.20), (3, 0.15), (4, 0.10), (7, 0.10))
 DURATION_MEDIAN_MINUTES = 20.0  # log-normal: median 20 min, sigma 1.6 (p99 about 14 h), cut at 3 days
 DURATION_SIGMA = 1.6
 DURATION_RANGE_MINUTES = (1.0, 3 * 24 * 60.0)
@@ -49,17 +51,22 @@ class TraceJob:
         return cls(int(row[0]), float(row[1]), int(row[2]), float(row[3]))
 
 
-def mean_gpu_minutes() -> float:
+def mean_gpu_minutes(mix: tuple[tuple[int, float], ...] = GPU_MIX) -> float:
     """E[gpus x duration] of one job, ignoring the cut (the log-normal mean is median x exp(sigma^2 / 2))."""
-    mean_gpus = sum(g * p for g, p in GPU_MIX)
+    mean_gpus = sum(g * p for g, p in mix)
     return mean_gpus * DURATION_MEDIAN_MINUTES * math.exp(DURATION_SIGMA**2 / 2)
 
 
-def synthetic_trace(seed: int, jobs: int, cluster_gpus: int, load: float = 0.9) -> list[TraceJob]:
-    """`jobs` jobs in arrival order; no job asks for more GPUs than the cluster has."""
+def synthetic_trace(
+    seed: int, jobs: int, cluster_gpus: int, load: float = 0.9, mix: tuple[tuple[int, float], ...] = GPU_MIX
+) -> list[TraceJob]:
+    """`jobs` jobs in arrival order; no job asks for more GPUs than the cluster has.
+
+    `cluster_gpus` is what the load is offered against: GPUs, or with `MIG_MIX` compute slices.
+    """
     rng = random.Random(seed)
-    rate = load * cluster_gpus / mean_gpu_minutes()  # jobs per minute
-    sizes, weights = [g for g, _ in GPU_MIX], [p for _, p in GPU_MIX]
+    rate = load * cluster_gpus / mean_gpu_minutes(mix)  # jobs per minute
+    sizes, weights = [g for g, _ in mix], [p for _, p in mix]
     low, high = DURATION_RANGE_MINUTES
     now, trace = 0.0, []
     for job_id in range(jobs):
