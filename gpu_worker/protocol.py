@@ -217,6 +217,8 @@ class SweepSpec(Model):
 BUILTIN_NAMES = ("fifo", "sjf", "gang", "easy", "tiresias", "gandiva")  # gpu_worker.datacenter.policies.BUILTINS
 PREEMPTIVE_BUILTINS = ("tiresias", "gandiva")  # those whose `preemptive` is set there (a test holds the two equal)
 MIG_COMPUTE_SLICES = 7  # per GPU in MIG mode (gpu_worker.datacenter.mig)
+MPS_CLIENTS = 4  # jobs one GPU takes at once under MPS (gpu_worker.datacenter.mps)
+Sharing = Literal["none", "mig", "mps"]
 PolicyMetric = Literal["mean_jct", "p95_jct", "makespan", "utilisation", "jain", "preemptions"]
 HIGHER_IS_BETTER = frozenset({"utilisation", "jain"})
 METRIC_WORDS = {
@@ -270,7 +272,9 @@ class PolicySpec(BaseModel):
     quantum_minutes: float = Field(30.0, gt=0)  # with preemption, the policy is also asked this often
     restart_minutes: float = Field(1.0, ge=0)  # what a preempted job loses when it resumes (checkpoint reload)
     reveal_duration: bool = True  # whether the policy sees each job's true duration (an oracle)
-    mig: bool = False  # each GPU cut into MIG instances; jobs ask for 1, 2, 3, 4 or 7 compute slices of one GPU
+    # mig: each GPU cut into MIG instances, jobs ask for 1, 2, 3, 4 or 7 compute slices of one GPU;
+    # mps: up to 4 one-GPU jobs a GPU, slowing each other by the SMs and bandwidth they use (datacenter.mps)
+    sharing: Sharing = "none"
     goals: list[PolicyGoal] = Field(min_length=1)
     compare: list[str] = Field(default_factory=lambda: list(BUILTIN_NAMES))  # the built-ins ranked beside yours
 
@@ -283,17 +287,18 @@ class PolicySpec(BaseModel):
         if missing:
             raise ValueError(f"a goal's baseline must be compared too: add {', '.join(missing)} to 'compare'")
         preempting = sorted(set(self.compare) & set(PREEMPTIVE_BUILTINS))
-        if self.mig and (self.preemptive or preempting):
+        if self.sharing != "none" and (self.preemptive or preempting):
             raise ValueError(
-                "MIG instances are not preempted in this model: set 'preemptive: false' and compare no "
-                f"preemptive built-in{' (' + ', '.join(preempting) + ')' if preempting else ''}"
+                f"a cluster shared through {self.sharing.upper()} is not preempted in this model: set "
+                "'preemptive: false' and compare no preemptive built-in"
+                f"{' (' + ', '.join(preempting) + ')' if preempting else ''}"
             )
         return self
 
     @property
     def capacity(self) -> int:
-        """GPUs, or with MIG their compute slices: what utilisation and the offered load are counted in."""
-        return self.gpus * MIG_COMPUTE_SLICES if self.mig else self.gpus
+        """GPUs, or their MIG compute slices, or their MPS client places: what utilisation is counted in."""
+        return self.gpus * {"mig": MIG_COMPUTE_SLICES, "mps": MPS_CLIENTS}.get(self.sharing, 1)
 
 
 class Harness(Model):

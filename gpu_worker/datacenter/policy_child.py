@@ -67,7 +67,7 @@ def _run(writer: MessageWriter, request: dict[str, Any]) -> None:
         def recording(
             queue: list, free_gpus: int, now: float, decisions: list[list[Choice]] = decisions
         ) -> list[Choice]:
-            ids = as_ids(choose(queue, free_gpus, now), {j.id for j in queue}, placing=rules.mig)
+            ids = as_ids(choose(queue, free_gpus, now), {j.id for j in queue}, rules.sharing)
             decisions.append(ids)  # only valid ones: what was decided up to a failure is sent too
             return ids
 

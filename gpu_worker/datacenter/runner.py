@@ -26,6 +26,7 @@ from pydantic import ValidationError
 
 from gpu_worker.datacenter import figures
 from gpu_worker.datacenter.metrics import Metrics, measure
+from gpu_worker.datacenter.mig import COMPUTE_SLICES
 from gpu_worker.datacenter.policies import BUILTINS
 from gpu_worker.datacenter.simulate import (
     Choice,
@@ -38,7 +39,7 @@ from gpu_worker.datacenter.simulate import (
     simulate,
 )
 from gpu_worker.datacenter.spec import HIGHER_IS_BETTER, METRIC_WORDS, PolicySpec
-from gpu_worker.datacenter.trace import GPU_MIX, MIG_MIX, SOURCE, TraceJob, synthetic_trace
+from gpu_worker.datacenter.trace import GPU_MIX, MIG_MIX, SOURCE, TraceJob, mps_trace, synthetic_trace
 from gpu_worker.isolation import sandbox
 from gpu_worker.isolation.wire import WireError
 from gpu_worker.protocol import MAX_SOURCE_BYTES, CheckInfo, CompileInfo, Diagnostic, Job, Outcome, Result
@@ -48,6 +49,7 @@ DEVICE = "CPU (cluster scheduling model, no GPU used)"
 FINAL_TYPES = frozenset({"finished", "compile_error", "runtime_error", "invalid", "error"})
 EXTRA_PROCESSES = 8
 MAX_MESSAGE_BYTES = 32 * 1024 * 1024
+UNITS = {"none": "GPUs", "mig": "MIG compute slices", "mps": "MPS client places"}  # what utilisation counts
 
 
 class _Malformed(Exception):
@@ -56,6 +58,14 @@ class _Malformed(Exception):
 
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_placed(value: object) -> bool:
+    """A job placed by the policy, as JSON carries it: [job id, GPU] (MPS) or [job id, GPU, first slice] (MIG).
+
+    The replay checks that its length is the one the cluster's sharing asks for.
+    """
+    return isinstance(value, list) and len(value) in (2, 3) and all(map(_is_int, value))
 
 
 class _Collector:
@@ -95,9 +105,7 @@ class _Collector:
             for decision in chunk:
                 if not isinstance(decision, list) or len(decision) > self.sizes[index]:
                     raise _Malformed("a decision is not a list of job ids")
-                if not all(
-                    _is_int(i) or (isinstance(i, list) and len(i) == 3 and all(map(_is_int, i))) for i in decision
-                ):
+                if not all(_is_int(i) or _is_placed(i) for i in decision):
                     raise _Malformed("a decision holds something other than job ids and placed jobs")
                 kept.append([i if _is_int(i) else tuple(i) for i in decision])
         elif kind == "trace_done":
@@ -115,18 +123,22 @@ class _Collector:
 
 
 def learner_rules(spec: PolicySpec) -> Rules:
-    return Rules(
-        spec.gpus, spec.preemptive, spec.quantum_minutes, spec.restart_minutes, spec.reveal_duration, mig=spec.mig
-    )
+    timing = (spec.quantum_minutes, spec.restart_minutes)
+    return Rules(spec.gpus, spec.preemptive, *timing, spec.reveal_duration, sharing=spec.sharing)
 
 
 def _builtin_rules(spec: PolicySpec, name: str) -> Rules:
-    return Rules(spec.gpus, BUILTINS[name].preemptive, spec.quantum_minutes, spec.restart_minutes, True, mig=spec.mig)
+    preemptive = BUILTINS[name].preemptive
+    return Rules(spec.gpus, preemptive, spec.quantum_minutes, spec.restart_minutes, True, sharing=spec.sharing)
 
 
 @functools.lru_cache(maxsize=64)
-def _trace(seed: int, jobs: int, capacity: int, load: float, mig: bool) -> tuple[TraceJob, ...]:
-    return tuple(synthetic_trace(seed, jobs, capacity, load, MIG_MIX if mig else GPU_MIX))
+def _trace(seed: int, jobs: int, gpus: int, load: float, sharing: str) -> tuple[TraceJob, ...]:
+    if sharing == "mps":
+        return tuple(mps_trace(seed, jobs, gpus, load))
+    if sharing == "mig":
+        return tuple(synthetic_trace(seed, jobs, gpus * COMPUTE_SLICES, load, MIG_MIX))
+    return tuple(synthetic_trace(seed, jobs, gpus, load, GPU_MIX))
 
 
 @functools.lru_cache(maxsize=64)
@@ -136,11 +148,14 @@ def _builtin_schedule(name: str, trace: tuple[TraceJob, ...], rules: Rules) -> S
 
 
 def _cluster_words(spec: PolicySpec) -> str:
-    return f"{spec.gpus} GPUs in MIG mode, {spec.capacity} compute slices" if spec.mig else f"{spec.gpus} GPUs"
+    return {
+        "mig": f"{spec.gpus} GPUs in MIG mode, {spec.capacity} compute slices",
+        "mps": f"{spec.gpus} GPUs shared through MPS, up to {spec.capacity} jobs",
+    }.get(spec.sharing, f"{spec.gpus} GPUs")
 
 
 def traces_of(spec: PolicySpec) -> list[list[TraceJob]]:
-    return [list(_trace(t.seed, t.jobs, spec.capacity, t.load, spec.mig)) for t in spec.traces]
+    return [list(_trace(t.seed, t.jobs, spec.gpus, t.load, spec.sharing)) for t in spec.traces]
 
 
 def ranking(results: dict[str, Metrics], metric: str) -> list[dict[str, Any]]:
@@ -294,7 +309,7 @@ def _judge(
             drawn = {figures.YOURS: schedule, **theirs}
             figure_entries = [
                 figures.ranking_figure(rows),
-                figures.utilisation_figure(drawn, spec.capacity, "MIG compute slices" if spec.mig else "GPUs"),
+                figures.utilisation_figure(drawn, spec.capacity, UNITS[spec.sharing]),
                 figures.jct_cdf_figure(trace, drawn),
                 figures.fairness_figure(results),
             ]

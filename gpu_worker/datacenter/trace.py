@@ -42,13 +42,17 @@ class TraceJob:
     submit: float  # minutes from the start of the trace
     gpus: int
     duration: float  # minutes of running on its GPUs, uninterrupted
+    sm: float = 0.0  # on an MPS cluster: the fraction of the SMs it keeps busy alone (gpu_worker.datacenter.mps)
+    bw: float = 0.0  # ... and the fraction of the HBM bandwidth
 
     def as_list(self) -> list[float | int]:
-        return [self.id, self.submit, self.gpus, self.duration]
+        row: list[float | int] = [self.id, self.submit, self.gpus, self.duration]
+        return [*row, self.sm, self.bw] if self.sm or self.bw else row
 
     @classmethod
     def from_list(cls, row: list[float | int]) -> TraceJob:
-        return cls(int(row[0]), float(row[1]), int(row[2]), float(row[3]))
+        demands = (float(row[4]), float(row[5])) if len(row) >= 6 else (0.0, 0.0)
+        return cls(int(row[0]), float(row[1]), int(row[2]), float(row[3]), *demands)
 
 
 def mean_gpu_minutes(mix: tuple[tuple[int, float], ...] = GPU_MIX) -> float:
@@ -75,4 +79,31 @@ def synthetic_trace(
         gpus = min(rng.choices(sizes, weights)[0], cluster_gpus)
         duration = min(max(rng.lognormvariate(math.log(DURATION_MEDIAN_MINUTES), DURATION_SIGMA), low), high)
         trace.append(TraceJob(job_id, round(now, 2), gpus, round(duration, 2)))
+    return trace
+
+
+# On an MPS cluster (`gpu_worker.datacenter.mps`): one-GPU jobs of three kinds, each with the share of the SMs
+# and of the HBM bandwidth it uses alone, drawn uniformly from these ranges (ours, not measured):
+# kind, share of jobs, (sm low, sm high), (bw low, bw high)
+MPS_KINDS: tuple[tuple[str, float, tuple[float, float], tuple[float, float]], ...] = (
+    ("small", 0.30, (0.10, 0.40), (0.05, 0.30)),  # notebooks, inference at low load, small models
+    ("memory-bound", 0.35, (0.40, 0.80), (0.70, 1.00)),  # streaming, embeddings, optimiser steps
+    ("compute-bound", 0.35, (0.80, 1.00), (0.15, 0.40)),  # large GEMMs and convolutions
+)
+
+
+def mps_trace(seed: int, jobs: int, cluster_gpus: int, load: float = 1.5) -> list[TraceJob]:
+    """`jobs` one-GPU jobs in arrival order, each with its SM and bandwidth shares; load is in whole GPUs."""
+    rng = random.Random(seed)
+    rate = load * cluster_gpus / mean_gpu_minutes(((1, 1.0),))
+    low, high = DURATION_RANGE_MINUTES
+    weights = [share for _, share, _, _ in MPS_KINDS]
+    now, trace = 0.0, []
+    for job_id in range(jobs):
+        if job_id:
+            now += rng.expovariate(rate)
+        _, _, (sm_low, sm_high), (bw_low, bw_high) = rng.choices(MPS_KINDS, weights)[0]
+        duration = min(max(rng.lognormvariate(math.log(DURATION_MEDIAN_MINUTES), DURATION_SIGMA), low), high)
+        sm, bw = rng.uniform(sm_low, sm_high), rng.uniform(bw_low, bw_high)
+        trace.append(TraceJob(job_id, round(now, 2), 1, round(duration, 2), round(sm, 3), round(bw, 3)))
     return trace

@@ -20,7 +20,7 @@ def jcts(trace, schedule):
 
 
 def test_first_fit_puts_a_1g_at_slice_0_where_a_4g_must_start():
-    schedule = simulate(ONE_G_THEN_FOUR_G, Rules(gpus=1, mig=True), lambda queue, free, now: [j.id for j in queue])
+    schedule = simulate(ONE_G_THEN_FOUR_G, Rules(gpus=1, sharing="mig"), lambda queue, free, now: [j.id for j in queue])
     assert jcts(ONE_G_THEN_FOUR_G, schedule)[1] == 69.0  # 6 of 7 compute slices free, and no room for a 4g
 
 
@@ -28,7 +28,7 @@ def test_a_1g_placed_at_the_end_of_the_gpu_leaves_room_for_the_4g():
     def at_the_end(queue, free, now):
         return [(j.id, 0, 6) if j.gpus == 1 and not j.running else j.id for j in queue]
 
-    schedule = simulate(ONE_G_THEN_FOUR_G, Rules(gpus=1, mig=True), at_the_end)
+    schedule = simulate(ONE_G_THEN_FOUR_G, Rules(gpus=1, sharing="mig"), at_the_end)
     assert jcts(ONE_G_THEN_FOUR_G, schedule) == {0: 60.0, 1: 10.0, 2: 10.0}  # 4g at 0-3, 2g at 4-5, 1g at 6
 
 
@@ -40,7 +40,7 @@ def test_a_running_jobs_view_says_where_it_sits_and_free_gpus_counts_compute_sli
         free_counts.append(free)
         return [j.id for j in queue]
 
-    simulate(ONE_G_THEN_FOUR_G, Rules(gpus=1, mig=True), record)
+    simulate(ONE_G_THEN_FOUR_G, Rules(gpus=1, sharing="mig"), record)
     assert seen[:3] == [(0, None), (0, (0, 0)), (1, None)]
     assert free_counts[:2] == [7, 6]
 
@@ -52,12 +52,12 @@ def test_a_running_jobs_view_says_where_it_sits_and_free_gpus_counts_compute_sli
 def test_a_place_the_profile_cannot_take_is_an_invalid_decision(place, message):
     trace = [TraceJob(0, 0.0, 3, 5.0)]
     with pytest.raises(InvalidDecision, match=message):
-        simulate(trace, Rules(gpus=1, mig=True), lambda queue, free, now: [(0, *place)])
+        simulate(trace, Rules(gpus=1, sharing="mig"), lambda queue, free, now: [(0, *place)])
 
 
 def test_placed_decisions_replay_to_the_same_schedule():
     trace = synthetic_trace(3, 80, 14, 1.5, MIG_MIX)
-    rules = Rules(gpus=2, mig=True)
+    rules = Rules(gpus=2, sharing="mig")
 
     def high_starts(queue, free, now):
         layout = MigLayout(2)
@@ -76,7 +76,7 @@ def test_placed_decisions_replay_to_the_same_schedule():
 
 
 def test_a_mig_lab_is_not_preemptive_and_compares_no_preemptive_builtin():
-    base = {"gpus": 4, "mig": True, "traces": [{"seed": 1}], "goals": [{"metric": "mean_jct", "baseline": "fifo"}]}
+    base = {"gpus": 4, "sharing": "mig", "traces": [{"seed": 1}], "goals": [{"metric": "mean_jct", "baseline": "fifo"}]}
     assert PolicySpec.model_validate({**base, "compare": ["fifo", "gang"]}).capacity == 28
     with pytest.raises(ValidationError, match="tiresias"):
         PolicySpec.model_validate(base)  # the default comparison holds Tiresias and Gandiva
