@@ -215,6 +215,10 @@ class SweepSpec(Model):
 # sends it without knowing what it means; `gpu_worker.datacenter` plays it.
 
 BUILTIN_NAMES = ("fifo", "sjf", "gang", "easy", "tiresias", "gandiva")  # gpu_worker.datacenter.policies.BUILTINS
+PREEMPTIVE_BUILTINS = ("tiresias", "gandiva")  # those whose `preemptive` is set there (a test holds the two equal)
+MIG_COMPUTE_SLICES = 7  # per GPU in MIG mode (gpu_worker.datacenter.mig)
+MPS_CLIENTS = 4  # jobs one GPU takes at once under MPS (gpu_worker.datacenter.mps)
+Sharing = Literal["none", "mig", "mps"]
 PolicyMetric = Literal["mean_jct", "p95_jct", "makespan", "utilisation", "jain", "preemptions"]
 HIGHER_IS_BETTER = frozenset({"utilisation", "jain"})
 METRIC_WORDS = {
@@ -268,6 +272,9 @@ class PolicySpec(BaseModel):
     quantum_minutes: float = Field(30.0, gt=0)  # with preemption, the policy is also asked this often
     restart_minutes: float = Field(1.0, ge=0)  # what a preempted job loses when it resumes (checkpoint reload)
     reveal_duration: bool = True  # whether the policy sees each job's true duration (an oracle)
+    # mig: each GPU cut into MIG instances, jobs ask for 1, 2, 3, 4 or 7 compute slices of one GPU;
+    # mps: up to 4 one-GPU jobs a GPU, slowing each other by the SMs and bandwidth they use (datacenter.mps)
+    sharing: Sharing = "none"
     goals: list[PolicyGoal] = Field(min_length=1)
     compare: list[str] = Field(default_factory=lambda: list(BUILTIN_NAMES))  # the built-ins ranked beside yours
 
@@ -279,7 +286,19 @@ class PolicySpec(BaseModel):
         missing = sorted({g.baseline for g in self.goals} - set(self.compare))
         if missing:
             raise ValueError(f"a goal's baseline must be compared too: add {', '.join(missing)} to 'compare'")
+        preempting = sorted(set(self.compare) & set(PREEMPTIVE_BUILTINS))
+        if self.sharing != "none" and (self.preemptive or preempting):
+            raise ValueError(
+                f"a cluster shared through {self.sharing.upper()} is not preempted in this model: set "
+                "'preemptive: false' and compare no preemptive built-in"
+                f"{' (' + ', '.join(preempting) + ')' if preempting else ''}"
+            )
         return self
+
+    @property
+    def capacity(self) -> int:
+        """GPUs, or their MIG compute slices, or their MPS client places: what utilisation is counted in."""
+        return self.gpus * {"mig": MIG_COMPUTE_SLICES, "mps": MPS_CLIENTS}.get(self.sharing, 1)
 
 
 class Harness(Model):

@@ -39,7 +39,7 @@ def entry(title: str, fig: go.Figure) -> dict[str, Any]:
     return {"title": f"{title} · model", "figure": json.loads(fig.to_json())}
 
 
-def utilisation_figure(schedules: dict[str, Schedule], gpus: int) -> dict[str, Any]:
+def utilisation_figure(schedules: dict[str, Schedule], gpus: int, unit: str = "GPUs") -> dict[str, Any]:
     """The busy fraction of the cluster over time, one step line per policy."""
     fig = go.Figure()
     for name, schedule in schedules.items():
@@ -53,7 +53,7 @@ def utilisation_figure(schedules: dict[str, Schedule], gpus: int) -> dict[str, A
                 name=name,
             )
         )
-    fig.update_layout(xaxis={"title": "hours"}, yaxis={"title": f"GPUs busy (% of {gpus})", "range": [0, 105]})
+    fig.update_layout(xaxis={"title": "hours"}, yaxis={"title": f"{unit} busy (% of {gpus})", "range": [0, 105]})
     return entry("Cluster utilisation over time", fig)
 
 

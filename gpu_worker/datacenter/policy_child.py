@@ -38,7 +38,7 @@ LEARNER_FILE = "policy.py"
 
 def _run(writer: MessageWriter, request: dict[str, Any]) -> None:
     from gpu_worker.backends.learner_module import import_learner_module
-    from gpu_worker.datacenter.simulate import InvalidDecision, Rules, Stalled, as_ids, simulate
+    from gpu_worker.datacenter.simulate import Choice, InvalidDecision, Rules, Stalled, as_ids, simulate
     from gpu_worker.datacenter.trace import TraceJob
     from gpu_worker.exercise.diagnostics import from_exception, from_syntax_error
 
@@ -62,10 +62,12 @@ def _run(writer: MessageWriter, request: dict[str, Any]) -> None:
     rules = Rules(**request["rules"])
     for index, rows in enumerate(request["traces"]):
         trace = [TraceJob.from_list(r) for r in rows]
-        decisions: list[list[int]] = []
+        decisions: list[list[Choice]] = []
 
-        def recording(queue: list, free_gpus: int, now: float, decisions: list[list[int]] = decisions) -> list[int]:
-            ids = as_ids(choose(queue, free_gpus, now), {j.id for j in queue})
+        def recording(
+            queue: list, free_gpus: int, now: float, decisions: list[list[Choice]] = decisions
+        ) -> list[Choice]:
+            ids = as_ids(choose(queue, free_gpus, now), {j.id for j in queue}, rules.sharing)
             decisions.append(ids)  # only valid ones: what was decided up to a failure is sent too
             return ids
 

@@ -26,10 +26,20 @@ from pydantic import ValidationError
 
 from gpu_worker.datacenter import figures
 from gpu_worker.datacenter.metrics import Metrics, measure
+from gpu_worker.datacenter.mig import COMPUTE_SLICES
 from gpu_worker.datacenter.policies import BUILTINS
-from gpu_worker.datacenter.simulate import InvalidDecision, Replay, ReplayExhausted, Rules, Schedule, Stalled, simulate
+from gpu_worker.datacenter.simulate import (
+    Choice,
+    InvalidDecision,
+    Replay,
+    ReplayExhausted,
+    Rules,
+    Schedule,
+    Stalled,
+    simulate,
+)
 from gpu_worker.datacenter.spec import HIGHER_IS_BETTER, METRIC_WORDS, PolicySpec
-from gpu_worker.datacenter.trace import SOURCE, TraceJob, synthetic_trace
+from gpu_worker.datacenter.trace import GPU_MIX, MIG_MIX, SOURCE, TraceJob, mps_trace, synthetic_trace
 from gpu_worker.isolation import sandbox
 from gpu_worker.isolation.wire import WireError
 from gpu_worker.protocol import MAX_SOURCE_BYTES, CheckInfo, CompileInfo, Diagnostic, Job, Outcome, Result
@@ -39,10 +49,23 @@ DEVICE = "CPU (cluster scheduling model, no GPU used)"
 FINAL_TYPES = frozenset({"finished", "compile_error", "runtime_error", "invalid", "error"})
 EXTRA_PROCESSES = 8
 MAX_MESSAGE_BYTES = 32 * 1024 * 1024
+UNITS = {"none": "GPUs", "mig": "MIG compute slices", "mps": "MPS client places"}  # what utilisation counts
 
 
 class _Malformed(Exception):
     """The child sent something that does not fit the job."""
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_placed(value: object) -> bool:
+    """A job placed by the policy, as JSON carries it: [job id, GPU] (MPS) or [job id, GPU, first slice] (MIG).
+
+    The replay checks that its length is the one the cluster's sharing asks for.
+    """
+    return isinstance(value, list) and len(value) in (2, 3) and all(map(_is_int, value))
 
 
 class _Collector:
@@ -51,7 +74,7 @@ class _Collector:
     def __init__(self, traces: list[list[TraceJob]], max_decisions: int):
         self.sizes = [len(t) for t in traces]
         self.max_decisions = max_decisions
-        self.decisions: list[list[list[int]]] = [[] for _ in traces]
+        self.decisions: list[list[list[Choice]]] = [[] for _ in traces]
         self.done: set[int] = set()
         self.failure: tuple[str, str, list[Diagnostic]] | None = None
         self.uid: int | None = None
@@ -82,9 +105,9 @@ class _Collector:
             for decision in chunk:
                 if not isinstance(decision, list) or len(decision) > self.sizes[index]:
                     raise _Malformed("a decision is not a list of job ids")
-                if not all(isinstance(i, int) and not isinstance(i, bool) for i in decision):
-                    raise _Malformed("a decision holds something other than job ids")
-                kept.append(decision)
+                if not all(_is_int(i) or _is_placed(i) for i in decision):
+                    raise _Malformed("a decision holds something other than job ids and placed jobs")
+                kept.append([i if _is_int(i) else tuple(i) for i in decision])
         elif kind == "trace_done":
             self.done.add(self._index(message))
         elif kind in ("compile_error", "runtime_error", "invalid"):
@@ -100,16 +123,22 @@ class _Collector:
 
 
 def learner_rules(spec: PolicySpec) -> Rules:
-    return Rules(spec.gpus, spec.preemptive, spec.quantum_minutes, spec.restart_minutes, spec.reveal_duration)
+    timing = (spec.quantum_minutes, spec.restart_minutes)
+    return Rules(spec.gpus, spec.preemptive, *timing, spec.reveal_duration, sharing=spec.sharing)
 
 
 def _builtin_rules(spec: PolicySpec, name: str) -> Rules:
-    return Rules(spec.gpus, BUILTINS[name].preemptive, spec.quantum_minutes, spec.restart_minutes, True)
+    preemptive = BUILTINS[name].preemptive
+    return Rules(spec.gpus, preemptive, spec.quantum_minutes, spec.restart_minutes, True, sharing=spec.sharing)
 
 
 @functools.lru_cache(maxsize=64)
-def _trace(seed: int, jobs: int, gpus: int, load: float) -> tuple[TraceJob, ...]:
-    return tuple(synthetic_trace(seed, jobs, gpus, load))
+def _trace(seed: int, jobs: int, gpus: int, load: float, sharing: str) -> tuple[TraceJob, ...]:
+    if sharing == "mps":
+        return tuple(mps_trace(seed, jobs, gpus, load))
+    if sharing == "mig":
+        return tuple(synthetic_trace(seed, jobs, gpus * COMPUTE_SLICES, load, MIG_MIX))
+    return tuple(synthetic_trace(seed, jobs, gpus, load, GPU_MIX))
 
 
 @functools.lru_cache(maxsize=64)
@@ -118,8 +147,15 @@ def _builtin_schedule(name: str, trace: tuple[TraceJob, ...], rules: Rules) -> S
     return simulate(list(trace), rules, BUILTINS[name].choose)
 
 
+def _cluster_words(spec: PolicySpec) -> str:
+    return {
+        "mig": f"{spec.gpus} GPUs in MIG mode, {spec.capacity} compute slices",
+        "mps": f"{spec.gpus} GPUs shared through MPS, up to {spec.capacity} jobs",
+    }.get(spec.sharing, f"{spec.gpus} GPUs")
+
+
 def traces_of(spec: PolicySpec) -> list[list[TraceJob]]:
-    return [list(_trace(t.seed, t.jobs, spec.gpus, t.load)) for t in spec.traces]
+    return [list(_trace(t.seed, t.jobs, spec.gpus, t.load, spec.sharing)) for t in spec.traces]
 
 
 def ranking(results: dict[str, Metrics], metric: str) -> list[dict[str, Any]]:
@@ -246,8 +282,8 @@ def _judge(
     ranked_by = spec.goals[0].metric
     for index, (trace, schedule) in enumerate(zip(traces, schedules, strict=True)):
         theirs = {n: _builtin_schedule(n, tuple(trace), _builtin_rules(spec, n)) for n in spec.compare}
-        results = {figures.YOURS: measure(trace, schedule, spec.gpus)}
-        results |= {n: measure(trace, s, spec.gpus) for n, s in theirs.items()}
+        results = {figures.YOURS: measure(trace, schedule, spec.capacity)}
+        results |= {n: measure(trace, s, spec.capacity) for n, s in theirs.items()}
         for goal in spec.goals:
             yours, baseline = getattr(results[figures.YOURS], goal.metric), getattr(results[goal.baseline], goal.metric)
             passed = goal.met(yours, baseline)
@@ -263,8 +299,8 @@ def _judge(
         mine = next(r for r in rows if r["name"] == figures.YOURS)
         outcome.send(
             "log",
-            message=f"trace {index + 1} ({len(trace)} jobs, {spec.gpus} GPUs): your policy ranks {mine['rank']} of "
-            f"{len(rows)} by {METRIC_WORDS[ranked_by]} ({mine[ranked_by]:.4g}); "
+            message=f"trace {index + 1} ({len(trace)} jobs, {_cluster_words(spec)}): your policy ranks "
+            f"{mine['rank']} of {len(rows)} by {METRIC_WORDS[ranked_by]} ({mine[ranked_by]:.4g}); "
             + ", ".join(f"{r['policy']} {r[ranked_by]:.4g}" for r in rows if r["name"] != figures.YOURS),
         )
         seed = spec.traces[index]
@@ -273,7 +309,7 @@ def _judge(
             drawn = {figures.YOURS: schedule, **theirs}
             figure_entries = [
                 figures.ranking_figure(rows),
-                figures.utilisation_figure(drawn, spec.gpus),
+                figures.utilisation_figure(drawn, spec.capacity, UNITS[spec.sharing]),
                 figures.jct_cdf_figure(trace, drawn),
                 figures.fairness_figure(results),
             ]

