@@ -1,7 +1,7 @@
 """`python -m gpu_worker`: run a kernel, check the labs' sample submissions, or test this worker, without the website.
 
     python -m gpu_worker run --exercise vector-add --language numba --source my.py [--backend sim] [--events]
-    python -m gpu_worker check-labs [--backend sim] [--lab vector-add]
+    python -m gpu_worker check-labs [--backend sim] [--lab vector-add] [--jobs 4]
     python -m gpu_worker selftest [--backend sim]
     python -m gpu_worker occupancy ...
     python -m gpu_worker calibrate [--refresh] [--json]
@@ -15,9 +15,13 @@ submission gets another verdict than its `expected.yaml` says.
 from __future__ import annotations
 
 import argparse
+import collections
+import concurrent.futures
+import multiprocessing
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +92,47 @@ def _run_case(lab: Lab, language: str, source: str, backend: str) -> Result:
     return run_job(make_job(lab.exercise_ref(language), source, backend=backend), lambda event: None, backend=backend)
 
 
+@dataclass(frozen=True)
+class _Checked:
+    """One sample's outcome in `check-labs`: what it should get, what it got, how long it took."""
+
+    lab: str
+    case: str
+    language: str
+    expected: str
+    got: str
+    seconds: float
+    ok: bool
+    message: str
+
+
+def _check_case(lab: Lab, case_index: int, backend: str) -> _Checked:
+    """Run one sample and compare it with its recorded verdict (and goals, where the case records them)."""
+    case = lab.cases[case_index]
+    started = time.monotonic()
+    result = _run_case(lab, case.language, case.source, backend)
+    expected, got = str(case.verdict_on(backend)), str(result.verdict)
+    ok = got == expected
+    goals_met = case.goals_met_on(backend, lab.spec.goals)
+    if goals_met is not None:  # the goals are part of what the case must get
+        expected += " (goals met)" if goals_met else " (goals missed)"
+        if got == "accepted":
+            got += {True: " (goals met)", False: " (goals missed)", None: " (goals not judged)"}[result.goals_met]
+        ok = ok and result.goals_met is goals_met
+    seconds = time.monotonic() - started
+    return _Checked(lab.spec.slug, case.name, case.language, expected, got, seconds, ok, result.message[:100])
+
+
+def _check_in_a_process(content: Path | None, slug: str, case_index: int, backend: str) -> _Checked:
+    return _check_case(find_lab(slug, content), case_index, backend)
+
+
 def _cmd_check_labs(args: argparse.Namespace) -> int:
+    """Every sample of every lab, a line each as it ends, then a summary.
+
+    With `--jobs N` N cases run side by side, each in a process of its own (on a GPU the checks share it
+    and the timed launches take the per-GPU lock in turn), so the whole curriculum fits in one device call.
+    """
     try:
         labs = load_all(args.content)[1]
     except LabError as exc:
@@ -96,33 +140,39 @@ def _cmd_check_labs(args: argparse.Namespace) -> int:
         return USAGE_ERROR
     if args.lab:
         labs = [lab for lab in labs if lab.spec.slug in args.lab]
-    rows: list[tuple[str, ...]] = []
-    failures = 0
-    for lab in labs:
-        for case in lab.cases:
-            started = time.monotonic()
-            result = _run_case(lab, case.language, case.source, args.backend)
-            expected, got = str(case.verdict_on(args.backend)), str(result.verdict)
-            ok = got == expected
-            goals_met = case.goals_met_on(args.backend, lab.spec.goals)
-            if goals_met is not None:  # the goals are part of what the case must get
-                expected += " (goals met)" if goals_met else " (goals missed)"
-                if got == "accepted":
-                    got += {True: " (goals met)", False: " (goals missed)", None: " (goals not judged)"}[
-                        result.goals_met
-                    ]
-                ok = ok and result.goals_met is goals_met
-            failures += not ok
-            seconds = f"{time.monotonic() - started:.1f}s"
-            rows.append((lab.spec.slug, case.name, case.language, expected, got, seconds, "ok" if ok else "FAIL"))
-            if not ok:
-                rows.append(("", "", "", "", f"  {result.message[:100]}", "", ""))
-    header = ("lab", "case", "language", "expected", "got", "time", "")
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    for row in [header, *rows]:
-        print("  ".join(str(cell).ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
-    cases = sum(len(lab.cases) for lab in labs)
-    print(f"\n{cases - failures} of {cases} sample submissions got their verdict on {args.backend}")
+    todo = [(lab, i) for lab in labs for i in range(len(lab.cases))]
+    names = [(lab.spec.slug, lab.cases[i].name, lab.cases[i].language) for lab, i in todo]
+    width = [max((len(n[k]) for n in names), default=1) for k in range(3)]
+    print(f"{len(todo)} sample submissions in {len(labs)} labs on {args.backend}, {args.jobs} at a time", flush=True)
+    started = time.monotonic()
+    done: list[_Checked] = []
+
+    def report(checked: _Checked) -> None:
+        done.append(checked)
+        cells = (checked.lab.ljust(width[0]), checked.case.ljust(width[1]), checked.language.ljust(width[2]))
+        line = f"{'ok  ' if checked.ok else 'FAIL'} {'  '.join(cells)}  {checked.got} ({checked.seconds:.1f}s)"
+        if not checked.ok:
+            line += f"\n     expected {checked.expected}: {checked.message}"
+        print(f"[{len(done)}/{len(todo)}] {line}", flush=True)
+
+    if args.jobs <= 1:
+        for lab, i in todo:
+            report(_check_case(lab, i, args.backend))
+    else:
+        with concurrent.futures.ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = [
+                pool.submit(_check_in_a_process, args.content, lab.spec.slug, i, args.backend) for lab, i in todo
+            ]
+            for future in concurrent.futures.as_completed(futures):
+                report(future.result())
+    failures = [c for c in done if not c.ok]
+    verdicts = collections.Counter(c.got.split(" ")[0] for c in done)
+    print(
+        f"\n{len(done) - len(failures)} of {len(done)} sample submissions got their verdict on {args.backend}"
+        f" in {time.monotonic() - started:.0f} s ({', '.join(f'{n} {v}' for v, n in verdicts.most_common())})"
+    )
+    for checked in failures:
+        print(f"FAIL {checked.lab}/{checked.case} ({checked.language}): expected {checked.expected}, got {checked.got}")
     return 1 if failures else 0
 
 
@@ -179,6 +229,7 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("--backend", choices=("sim", "cuda"), default="sim")
     check.add_argument("--content", type=Path, default=None)
     check.add_argument("--lab", action="append", help="only this lab (repeatable)")
+    check.add_argument("--jobs", type=int, default=1, help="cases side by side, each in a process of its own")
     check.set_defaults(handler=_cmd_check_labs)
 
     selftest = commands.add_parser("selftest", help="run the vector-add reference on this worker's backend")
