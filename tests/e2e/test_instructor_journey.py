@@ -18,18 +18,9 @@ from tests.labs.factories import make_instructor
 
 REFERENCE = {case.name: case for case in find_lab("vector-add").cases}["reference-numba"]
 # `print` compiles to a vprintf call, which the PTX executor does not run: the CPU tier falls back to Numba's simulator.
-PRINTING = """
-from numba import cuda
-
-
-@cuda.jit
-def vector_add(a, b, c):
-    i = cuda.grid(1)
-    if i == 0:
-        print("thread zero was here")
-    if i < c.size:
-        c[i] = a[i] + b[i]
-"""
+PRINTING = REFERENCE.source.replace(
+    "    if i < c.size:", '    if i == 0:\n        print("thread zero")\n    if i < c.size:'
+)
 
 
 def _local(when) -> str:
@@ -40,13 +31,7 @@ def _local(when) -> str:
 @pytest.mark.integration
 class InstructorJourneyTests(BrowserTestCase):
     def test_ian_runs_a_course_from_creation_to_the_gradebook(self):
-        make_instructor("ian")
-        page = self.log_in("ian")
-        page.click("#nav-courses")
-        page.fill("#course-title", "GPU Programming")
-        page.click("#create-course")
-        page.wait_for_selector("#course-name")
-        course_url = page.url
+        page, course_url = self._ians_new_course()
         page.fill("#roster-text", "username,email,phone\nbob,bob@example.org,1\n")
         page.click("#enrol-roster")
         assert "unknown column 'phone'" in page.inner_text("#form-error")
@@ -157,13 +142,8 @@ class InstructorJourneyTests(BrowserTestCase):
         assert all("status of 400" in e for e in self.console_errors)  # only the refused lab.yaml's page
 
     def test_ian_grades_a_correctness_assignment_on_the_cpu_tier_from_enrolment_to_export(self):
-        make_instructor("ian")
-        ian = self.log_in("ian")
-        ian.click("#nav-courses")
-        ian.fill("#course-title", "GPU Programming")
-        ian.click("#create-course")
-        ian.wait_for_selector("#course-name")
-        course_url = ian.url
+        ian, course_url = self._ians_new_course()
+        assert 'print("thread zero")' in PRINTING  # the reference's text as this test expects it
         ian.fill("#roster-text", "username,email\nbob,bob@example.org\n")
         ian.click("#enrol-roster")
         assert "new accounts: bob" in ian.inner_text("#roster-report")
@@ -235,6 +215,16 @@ class InstructorJourneyTests(BrowserTestCase):
         rows = list(csv.reader(Path(download.value.path()).read_text().splitlines()))
         assert rows[0][-1] == "Correct first" and rows[1][-1] == "10"
         assert [(row[3], row[-1]) for row in rows[2:]] == [("bob", "10")]
+
+    def _ians_new_course(self):
+        """ian logged in, on the page of the course he has just created: the page and its URL."""
+        make_instructor("ian")
+        page = self.log_in("ian")
+        page.click("#nav-courses")
+        page.fill("#course-title", "GPU Programming")
+        page.click("#create-course")
+        page.wait_for_selector("#course-name")
+        return page, page.url
 
     @staticmethod
     def _actuals(page) -> list[str]:
