@@ -74,7 +74,10 @@ def correctness_reason(submission: Submission) -> str:
             f"{NOT_COUNTED}: the CPU tier ran this kernel on {FALLBACKS[ran]}, its fallback for PTX the executor "
             "cannot run, where the student's own code makes the outputs; a run on a GPU lane counts"
         )
-    return f"{NOT_COUNTED}: the result does not say the PTX executor made its outputs (a run from before it did)"
+    return (
+        f"{NOT_COUNTED}: the result does not say the PTX executor made its outputs (a run from before the engine "
+        "said so, or no kernel: a scheduling policy runs as the student's own Python)"
+    )
 
 
 def practice_reason(submission: Submission) -> str:
