@@ -34,7 +34,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from gpu_worker import profiling
-from gpu_worker.backends import compile_cache, device_name, ptxas
+from gpu_worker.backends import compile_cache, device_name, ptx_sim, ptxas
 from gpu_worker.exercise import checker, goals, plan
 from gpu_worker.exercise.formula import FormulaError, array_value
 from gpu_worker.exercise.inputs import input_arrays, job_seed, shape_of
@@ -90,6 +90,7 @@ class _State:
     sweep_error: str = ""  # the runtime error that ended the learner's block-size sweep
     memory: dict[str, Any] | None = None  # the simulator's coalescing and bank-conflict analysis
     figures: list[dict[str, Any]] = field(default_factory=list)
+    executed_by: str | None = None  # sim backend: the engine's own reading of the PTX (`ptx_sim.executed_by`)
 
 
 class _Judge:
@@ -130,6 +131,7 @@ class _Judge:
             pass  # its uid is the child's word; the job's uid is the one the engine leased
         elif kind == "compiled":
             state.compile = self._facts(CompileInfo.model_validate(message["compile"]), message.get("ptx"))
+            self._executed_by(message.get("ptx"))
             self.send("compiled", **state.compile.model_dump())
             self._analyse(state.compile)
         elif kind == "compile_answer" and self.compile_key:  # a GPU job's compile, kept for this source
@@ -184,6 +186,20 @@ class _Judge:
         text = ptx if isinstance(ptx, str) else None
         triton = self.job.exercise.language == "triton"
         return ptxas.engine_facts(claimed, text, self.job.exercise.entry, tool, triton=triton)
+
+    def _executed_by(self, ptx: Any) -> None:
+        """On the sim backend, what ran the kernel: the executor or a fallback, from the PTX, never the child's notes.
+
+        A second report that reads as a fallback wins over a first that did not: the run counts as the weaker.
+        """
+        if self.trusts_compile_facts:
+            return
+        job = self.job
+        found = ptx_sim.executed_by(
+            ptx if isinstance(ptx, str) else None, job.exercise.entry, job.exercise.language, self.args
+        )
+        if self.state.executed_by in (None, "ptx_executor"):
+            self.state.executed_by = found
 
     def _sweep_block(self, message: dict[str, Any]) -> int | None:
         """The block size of the sweep point this message is about, or None (a size of the exercise, or none)."""
@@ -458,9 +474,13 @@ def _report(job: Job, outcome: Outcome, ran: _Ran) -> Result:
         work=job.exercise.harness.work,
         sizes=runs[0]["sizes"] if runs else None,
     )
+    executed_by = None
+    if verdict not in ("compile_error", "rejected", "error") and state.compile is not None:
+        executed_by = "gpu" if outcome.backend == "cuda" else state.executed_by
     return outcome.finish(
         verdict,
         goals.message(message, judged),
+        executed_by=executed_by,
         **goals.result_fields(judged),
         compile=state.compile,
         checks=state.checks,

@@ -34,6 +34,14 @@ FIRST_SEQ = 2  # a job's first event: the web emits `queued` as 0 and 1
 # policy: a cluster scheduling policy in Python (module 6); triton: `@triton.jit` kernels (backends.triton_ptx)
 Language = Literal["numba", "cuda", "triton", "policy"]
 Backend = Literal["sim", "cuda"]
+# What ran the learner's kernel and so produced its outputs (or its fault): the engine's word, never the child's.
+# `gpu`: a GPU lane; `ptx_executor`: the CPU tier's PTX executor (the learner's code not in that process);
+# `numba_simulator` and `triton_interpreter`: the CPU tier's labelled fallbacks, which run the learner's code.
+ExecutedBy = Literal["gpu", "ptx_executor", "numba_simulator", "triton_interpreter"]
+FALLBACKS: dict[str, str] = {
+    "numba_simulator": "Numba's CUDA simulator",
+    "triton_interpreter": "Triton's interpreter",
+}
 Verdict = Literal[
     "accepted",
     "wrong_answer",
@@ -464,6 +472,7 @@ class Result(Model):
         default_factory=list
     )  # gpu_worker.exercise.goals.GoalResult, judged on this backend
     goals_met: bool | None = None  # None: no goal could be judged on this backend
+    executed_by: ExecutedBy | None = None  # set by the engine; None: no kernel ran (a compile error, a rejection)
 
     @classmethod
     def of(cls, submission_id: int, verdict: str, backend: str, device: str, message: str, **facts: Any) -> Result:

@@ -42,6 +42,7 @@ urlpatterns = [
     path("courses/<slug:slug>/gradebook/<str:lms>.csv", grades.gradebook_csv, name="gradebook_csv"),
     path(A, courses.assignment_detail, name="assignment"),
     path(A + "overrides", courses.assignment_override, name="assignment_override"),
+    path(A + "basis", courses.assignment_basis, name="assignment_basis"),
     path(A + "students/<str:username>/", grades.student_runs, name="student_runs"),
     path(A + "leaderboard/", grades.leaderboard_page, name="leaderboard"),
     path(A + "regrades", grades.regrade_start, name="regrade_start"),

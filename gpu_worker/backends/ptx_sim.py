@@ -15,6 +15,7 @@ from typing import Any
 
 from gpu_worker.backends import SIM_DEVICE
 from gpu_worker.backends.base import LearnerError
+from gpu_worker.backends.ptxas import MAX_PTX_CHARS, kernel_symbol
 from gpu_worker.exercise.launch import LaunchConfig
 from gpu_worker.protocol import ArgSpec, Diagnostic
 from gpu_worker.ptx.abi import Abi, arguments
@@ -57,6 +58,23 @@ def prepare(ptx: str, symbol: str, abi: Abi, args: list[ArgSpec]) -> PtxKernel |
     except PtxError as exc:
         return f"the CPU tier's PTX executor cannot run this kernel: {exc.located()}"
     return PtxKernel(module, kernel, abi, [a.name for a in args])
+
+
+# What the CPU tier runs a kernel on when the executor refuses its PTX, by language (CUDA C++: nothing, `not_run`).
+FALLBACK_OF = {"numba": "numba_simulator", "triton": "triton_interpreter"}
+
+
+def executed_by(ptx: str | None, entry: str, language: str, args: list[ArgSpec]) -> str | None:
+    """What the CPU tier's child runs this PTX on, decided again by the engine from the PTX it was sent.
+
+    The child's own word is not asked: on its fallback paths it imports the learner's module. The child
+    takes the executor exactly when `prepare` decodes the kernel, so the engine asks `prepare` itself;
+    anything it cannot decide (no PTX, no such kernel, PTX over the size the engine reads) is the fallback.
+    """
+    symbol = kernel_symbol(ptx, entry) if ptx and len(ptx) <= MAX_PTX_CHARS else None
+    if symbol is not None and isinstance(prepare(ptx or "", symbol, language, args), PtxKernel):  # type: ignore[arg-type]
+        return "ptx_executor"
+    return FALLBACK_OF.get(language)
 
 
 def launch(handle: PtxKernel, values: list[Any], config: LaunchConfig, traced: bool) -> dict[str, Any] | None:

@@ -1,6 +1,10 @@
 """Grades from measurements: which runs count, each student's dates, late credit, and each exercise's score.
 
-Nothing here writes. A run counts for grades and ranks only when it was measured on an exclusive slice:
+Nothing here writes. An assignment's grading basis says which runs count (`not_counted_reason`). Correctness: a
+run counts on any tier whose outputs the learner's code could not have made, a GPU lane or the CPU tier's PTX
+executor, as the engine recorded it (`executed_by` in the result; a run the CPU tier's fallback ran, Numba's
+simulator or Triton's interpreter, is not counted and says why); it scores the points when accepted, else 0.
+Performance: a run counts for grades (and ranks, whatever the basis) only when it was measured on an exclusive slice:
 the `cuda` backend on a pool of the fleet plan whose lane is exclusive (a whole GPU or a MIG slice; a queue
 the plan does not know counts when it is named `gpu.<gpu>.full` or `gpu.<gpu>.mig*`), with no other process
 seen on the GPU while it was timed. Anything else (the simulator, MPS, time-slicing) is
@@ -22,12 +26,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from gpu_worker.protocol import FALLBACKS
 from labs.models import Assignment, AssignmentExercise, Override, Pool, RegradeRun, Submission
-from labs.models.course import GradingRule, Selection
+from labs.models.course import GradingBasis, GradingRule, Selection
 from labs.models.gpu import Lane
 from labs.models.run import Status, Verdict
 
 PRACTICE = "practice, indicative"
+NOT_COUNTED = "not counted"
 EXCLUSIVE_SLICES = ("full", "mig")
 
 
@@ -39,8 +45,43 @@ def slice_of(submission: Submission) -> str:
     return submission.queue.rsplit(".", 1)[-1] if submission.queue.startswith("gpu.") else submission.queue
 
 
+def not_counted_reason(submission: Submission, basis: str) -> str:
+    """Why a run does not count for an assignment graded on `basis`; '' when it does."""
+    if basis == GradingBasis.CORRECTNESS:
+        return correctness_reason(submission)
+    return practice_reason(submission)
+
+
+def correctness_reason(submission: Submission) -> str:
+    """Why a run does not count for correctness; '' when its verdict came from a GPU lane or the PTX executor.
+
+    A verdict reached before any kernel ran (a compile error, a rejection) counts too: no learner process made it
+    better than it is. A run the CPU tier could not run at all (`not_run`) or that failed on our side does not.
+    """
+    result = submission.result or {}
+    verdict = submission.verdict
+    if verdict == Verdict.ERROR:
+        return f"{NOT_COUNTED}: the run failed on our side, not the student's"
+    if verdict == Verdict.NOT_RUN:
+        return f"{NOT_COUNTED}: the CPU tier cannot run this kernel; a GPU lane can"
+    if result.get("backend") == "cuda" or verdict in (Verdict.COMPILE_ERROR, Verdict.REJECTED):
+        return ""
+    ran = result.get("executed_by")
+    if ran == "ptx_executor":
+        return ""
+    if ran in FALLBACKS:
+        return (
+            f"{NOT_COUNTED}: the CPU tier ran this kernel on {FALLBACKS[ran]}, its fallback for PTX the executor "
+            "cannot run, where the student's own code makes the outputs; a run on a GPU lane counts"
+        )
+    return (
+        f"{NOT_COUNTED}: the result does not say the PTX executor made its outputs (a run from before the engine "
+        "said so, or no kernel: a scheduling policy runs as the student's own Python)"
+    )
+
+
 def practice_reason(submission: Submission) -> str:
-    """Why a run does not count for grades and ranks; '' when it does."""
+    """Why a run does not count for performance grades and ranks; '' when it does."""
     result = submission.result or {}
     if result.get("backend") != "cuda":
         return f"{PRACTICE}: the {result.get('backend') or 'unknown'} backend measures no GPU time"
@@ -187,7 +228,8 @@ def score_run(
     measured, version = (rerun.rerun, rerun.harness_version) if rerun else _measured(submission)
     result = measured.result or {}
     metrics = largest_timed(result) or {}
-    reason = practice_reason(measured) if measured.finished else "not finished"
+    basis = assignment.grading_basis
+    reason = not_counted_reason(measured, basis) if measured.finished else "not finished"
     if not reason and submission.created_at > dates.close_at:
         reason = "after the hard close: practice"
     roof = roof_fraction(metrics) if metrics else None
@@ -200,7 +242,9 @@ def score_run(
         performance = ref / seconds
     score: float | None = None
     if not reason:
-        if measured.verdict != Verdict.ACCEPTED or metrics.get("above_roof"):
+        if basis == GradingBasis.CORRECTNESS:
+            score = round(item.points * credit, 3) if measured.verdict == Verdict.ACCEPTED else 0.0
+        elif measured.verdict != Verdict.ACCEPTED or metrics.get("above_roof"):
             score = 0.0
         else:
             fraction = min(1.0, (performance or 0.0) / item.goal) if item.goal > 0 else 1.0

@@ -36,7 +36,7 @@ from labs.models import (
     RegradeRun,
     Submission,
 )
-from labs.models.course import BoardNames, BudgetPeriod, GradingRule, Role, Selection
+from labs.models.course import BoardNames, BudgetPeriod, GradingBasis, GradingRule, Role, Selection
 from labs.runs.services import submit_run
 
 ROSTER_COLUMNS = ("username", "email", "first_name", "last_name", "group")
@@ -314,6 +314,7 @@ def create_assignment(
     items: list[ItemSpec],
     late_credit: Any = (),
     practice_after_close: bool = True,
+    grading_basis: str = GradingBasis.PERFORMANCE,
     rule: str = GradingRule.ROOF,
     selection: str = Selection.BEST,
     correctness_weight: float = 0.5,
@@ -329,6 +330,7 @@ def create_assignment(
     slug = slugify(slug or title)[:50]
     if not slug or Assignment.objects.filter(course=course, slug=slug).exists():
         raise CourseInputError(f"The course already has an assignment called '{slug}'.", "slug")
+    _check_basis(grading_basis)
     if rule not in GradingRule.values:
         raise CourseInputError(f"The grading rule is {' or '.join(GradingRule.values)}.", "rule")
     if selection not in Selection.values:
@@ -347,6 +349,7 @@ def create_assignment(
         close_at=close_at,
         late_credit=curve,
         practice_after_close=practice_after_close,
+        grading_basis=grading_basis,
         rule=rule,
         selection=selection,
         correctness_weight=correctness_weight,
@@ -364,6 +367,19 @@ def create_assignment(
 
 
 @transaction.atomic
+def _check_basis(basis: str) -> None:
+    if basis not in GradingBasis.values:
+        raise CourseInputError(f"The grading basis is {' or '.join(GradingBasis.values)}.", "grading_basis")
+
+
+def set_grading_basis(assignment: Assignment, actor: User, basis: str) -> None:
+    """Grade the assignment on correctness or on performance from now on; grades follow, as they are computed."""
+    _require(access.may_run(assignment.course, actor), "Only the course's instructors change what is graded.")
+    _check_basis(basis)
+    Assignment.objects.filter(pk=assignment.pk).update(grading_basis=basis)
+    assignment.grading_basis = basis
+
+
 def set_override(
     assignment: Assignment,
     actor: User,

@@ -93,6 +93,13 @@ class GradingRule(models.TextChoices):
     SPEEDUP = "speedup", "Speed-up over the reference"
 
 
+class GradingBasis(models.TextChoices):
+    """What an assignment grades, and so which tiers' runs count (`labs.courses.grading.not_counted_reason`)."""
+
+    CORRECTNESS = "correctness", "Correctness: counts on any tier, the CPU tier included"
+    PERFORMANCE = "performance", "Performance: counts on a whole GPU or a MIG slice only"
+
+
 class Selection(models.TextChoices):
     BEST = "best", "Best on-time submission"
     LAST = "last", "Last submission"
@@ -109,6 +116,7 @@ class Assignment(models.Model):
     close_at = models.DateTimeField(help_text="Hard close: no run after it counts")
     late_credit = models.JSONField(default=list, help_text="Credit per day late, e.g. [0.9, 0.7]; past it: 0")
     practice_after_close = models.BooleanField(default=True)
+    grading_basis = models.CharField(max_length=12, choices=GradingBasis.choices, default=GradingBasis.PERFORMANCE)
     rule = models.CharField(max_length=10, choices=GradingRule.choices, default=GradingRule.ROOF)
     selection = models.CharField(max_length=10, choices=Selection.choices, default=Selection.BEST)
     correctness_weight = models.FloatField(default=0.5, help_text="Share of the points for passing every check")

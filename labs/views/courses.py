@@ -6,7 +6,7 @@ Every change goes through `labs.courses.services`; its `CourseInputError` is sho
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -26,7 +26,7 @@ from labs.courses import access, grading, services
 from labs.courses.services import CourseInputError, ItemSpec
 from labs.fleet import budgets
 from labs.models import Assignment, Course, Exercise, Feedback, LtiPlatform
-from labs.models.course import BoardNames, BudgetPeriod, GradingRule, Role, Selection
+from labs.models.course import BoardNames, BudgetPeriod, GradingBasis, GradingRule, Role, Selection
 
 
 def course_or_404(user: Any, slug: str) -> Course:
@@ -196,6 +196,7 @@ def _assignment_form(request: HttpRequest, course: Course, error: str = "", stat
         "course": course,
         "exercises": Exercise.objects.for_course(course).select_related("module"),
         "rules": GradingRule.choices,
+        "bases": GradingBasis.choices,
         "selections": Selection.choices,
         "values": request.POST,
         "error": error,
@@ -229,6 +230,7 @@ def assignment_new(request: HttpRequest, slug: str) -> HttpResponse:
             items=items,
             late_credit=post.get("late_credit", ""),
             practice_after_close=post.get("practice_after_close") == "on",
+            grading_basis=post.get("grading_basis", GradingBasis.PERFORMANCE),
             rule=post.get("rule", GradingRule.ROOF),
             selection=post.get("selection", Selection.BEST),
             correctness_weight=_number(post.get("correctness_weight"), "correctness_weight", 0.5),
@@ -278,6 +280,7 @@ def assignment_page(
         "overrides": assignment.overrides.select_related("student", "group") if teaching else [],
         "feedback": Feedback.objects.filter(assignment=assignment, student=user) if student else [],
         "lti_links": assignment.lti_links.count() if teaching else 0,
+        "bases": GradingBasis.choices,
         "error": error,
         **extra,
     }
@@ -290,20 +293,46 @@ def assignment_detail(request: HttpRequest, slug: str, assignment_slug: str) -> 
     return assignment_page(request, assignment_or_404(request.user, slug, assignment_slug))
 
 
-@login_required
-@require_POST
-def assignment_override(request: HttpRequest, slug: str, assignment_slug: str) -> HttpResponse:
+def _assignment_change(
+    request: HttpRequest, slug: str, assignment_slug: str, refused: str, change: Callable[[Assignment], Any]
+) -> HttpResponse:
+    """An instructor's change to an assignment: the page again with the error (400), or back to it once made."""
     assignment = assignment_or_404(request.user, slug, assignment_slug)
-    require(access.may_run(assignment.course, request.user), "Only the course's instructors grant extensions.")
+    require(access.may_run(assignment.course, request.user), refused)
     try:
-        services.set_override(
-            assignment,
-            request.user,
-            student=request.POST.get("student", "").strip(),
-            group=request.POST.get("group", "").strip(),
-            due_at=parse_when(request.POST.get("due_at"), "due_at"),
-            close_at=parse_when(request.POST.get("close_at"), "close_at"),
-        )
+        change(assignment)
     except CourseInputError as exc:
         return assignment_page(request, assignment, error=exc.message, status=400)
     return redirect("labs:assignment", assignment.course.slug, assignment.slug)
+
+
+@login_required
+@require_POST
+def assignment_override(request: HttpRequest, slug: str, assignment_slug: str) -> HttpResponse:
+    post = request.POST
+
+    def grant(assignment: Assignment) -> None:
+        services.set_override(
+            assignment,
+            request.user,
+            student=post.get("student", "").strip(),
+            group=post.get("group", "").strip(),
+            due_at=parse_when(post.get("due_at"), "due_at"),
+            close_at=parse_when(post.get("close_at"), "close_at"),
+        )
+
+    return _assignment_change(request, slug, assignment_slug, "Only the course's instructors grant extensions.", grant)
+
+
+@login_required
+@require_POST
+def assignment_basis(request: HttpRequest, slug: str, assignment_slug: str) -> HttpResponse:
+    """Grade the assignment on correctness or on performance (`labs.courses.grading.not_counted_reason`)."""
+    basis = request.POST.get("grading_basis", "")
+    return _assignment_change(
+        request,
+        slug,
+        assignment_slug,
+        "Only the course's instructors change what is graded.",
+        lambda assignment: services.set_grading_basis(assignment, request.user, basis),
+    )

@@ -1,6 +1,10 @@
 """The instructor's main journey in a real browser: a course, students by CSV and by join code, an assignment of
-three exercises with an extension, a student's run, the gradebook, the CSV export and the leaderboard."""
+three exercises with an extension, a student's run, the gradebook, the CSV export and the leaderboard; and issue 30's
+journey with no GPU lane at all: a student enrolled by CSV sets a password from the invitation, a correctness
+assignment is graded on the CPU tier (a run of the simulator fallback shown as not counted, with the reason), an
+extension, feedback the student reads, and the gradebook exported with the student's points."""
 
+import csv
 from datetime import timedelta
 from pathlib import Path
 
@@ -13,6 +17,10 @@ from tests.labs.courses.factories import make_course
 from tests.labs.factories import make_instructor
 
 REFERENCE = {case.name: case for case in find_lab("vector-add").cases}["reference-numba"]
+# `print` compiles to a vprintf call, which the PTX executor does not run: the CPU tier falls back to Numba's simulator.
+PRINTING = REFERENCE.source.replace(
+    "    if i < c.size:", '    if i == 0:\n        print("thread zero")\n    if i < c.size:'
+)
 
 
 def _local(when) -> str:
@@ -23,13 +31,7 @@ def _local(when) -> str:
 @pytest.mark.integration
 class InstructorJourneyTests(BrowserTestCase):
     def test_ian_runs_a_course_from_creation_to_the_gradebook(self):
-        make_instructor("ian")
-        page = self.log_in("ian")
-        page.click("#nav-courses")
-        page.fill("#course-title", "GPU Programming")
-        page.click("#create-course")
-        page.wait_for_selector("#course-name")
-        course_url = page.url
+        page, course_url = self._ians_new_course()
         page.fill("#roster-text", "username,email,phone\nbob,bob@example.org,1\n")
         page.click("#enrol-roster")
         assert "unknown column 'phone'" in page.inner_text("#form-error")
@@ -138,6 +140,91 @@ class InstructorJourneyTests(BrowserTestCase):
         page.click("#published a")
         page.wait_for_selector(".cm-content")
         assert all("status of 400" in e for e in self.console_errors)  # only the refused lab.yaml's page
+
+    def test_ian_grades_a_correctness_assignment_on_the_cpu_tier_from_enrolment_to_export(self):
+        ian, course_url = self._ians_new_course()
+        assert 'print("thread zero")' in PRINTING  # the reference's text as this test expects it
+        ian.fill("#roster-text", "username,email\nbob,bob@example.org\n")
+        ian.click("#enrol-roster")
+        assert "new accounts: bob" in ian.inner_text("#roster-report")
+        invitation = ian.get_attribute('#invitations tr[data-username="bob"] input.invitation', "value")
+
+        bob = self.browser.new_context().new_page()
+        bob.goto(invitation)
+        assert bob.inner_text("#invited-username") == "bob"
+        bob.fill("input[name=new_password1]", "warp-drive-42")
+        bob.fill("input[name=new_password2]", "warp-drive-42")
+        bob.click("#set-password")
+        bob.wait_for_selector("#password-set")
+        bob.goto(f"{self.live_server_url}/accounts/login/")
+        bob.fill("input[name=username]", "bob")
+        bob.fill("input[name=password]", "warp-drive-42")
+        bob.click("#login")
+        bob.wait_for_url(f"{self.live_server_url}/")
+
+        ian.click("#new-assignment")
+        assert "the CPU tier's PTX executor" in ian.inner_text("#a-basis-help")
+        now = timezone.now()
+        ian.fill("#a-title", "Correct first")
+        ian.fill("#a-release", _local(now - timedelta(days=1)))
+        ian.fill("#a-due", _local(now + timedelta(days=7)))
+        ian.check("#ex-vector-add")
+        ian.check("#a-basis-correctness")
+        ian.click("#create-assignment")
+        ian.wait_for_selector("#assignment-title")
+        assert ian.get_attribute("#grading-basis", "data-basis") == "correctness"
+        extended = now + timedelta(days=9)
+        ian.fill("#o-student", "bob")
+        ian.fill("#o-due", _local(extended))
+        ian.click("#add-override")
+        ian.wait_for_selector("#overrides")
+        assignment_url = ian.url
+
+        bob.goto(assignment_url)
+        assert bob.inner_text("#due") == extended.strftime("%Y-%m-%d %H:%M") and "student override" in bob.inner_text(
+            "#dates"
+        )
+        assert "Graded on correctness" in bob.inner_text("#grading-basis")
+        bob.click('#items tr[data-exercise="vector-add"] a')
+        bob.wait_for_selector(".cm-content")
+        self.page = bob
+        assert self.submit(REFERENCE.source) == "accepted"  # on the CPU tier's PTX executor: no GPU worker runs here
+        assert self.submit(PRINTING) == "accepted"  # on Numba's simulator, the fallback: not counted
+
+        ian.goto(f"{course_url}gradebook/")
+        cell = ian.locator('#gradebook tr[data-student="bob"] td[data-exercise="vector-add"]')
+        assert "10.00/10.0" in cell.inner_text() and "accepted on CPU tier: PTX executor" in cell.inner_text()
+        cell.locator("a").click()
+        ian.wait_for_selector(".run")
+        counted, fallback = ian.locator(".run").all()
+        assert "counted" in (counted.get_attribute("class") or "") and "score 10.00" in counted.inner_text()
+        assert "not counted: the CPU tier ran this kernel on Numba's CUDA simulator" in fallback.inner_text()
+        ian.fill("#feedback-text", "Correct on the executor; drop the print, it sends the run to the simulator.")
+        ian.click("#send-feedback")
+        ian.wait_for_selector("#feedback li:not(.muted)")
+
+        bob.goto(course_url)
+        assert "drop the print" in bob.inner_text(".feedback") and "student override" in bob.inner_text(".extension")
+        bob.goto(assignment_url)
+        assert "drop the print" in bob.inner_text("#feedback")
+        assert "10.00" in bob.inner_text('#items tr[data-exercise="vector-add"] .score')
+
+        ian.goto(f"{course_url}gradebook/")
+        with ian.expect_download() as download:
+            ian.click("#export-canvas")
+        rows = list(csv.reader(Path(download.value.path()).read_text().splitlines()))
+        assert rows[0][-1] == "Correct first" and rows[1][-1] == "10"
+        assert [(row[3], row[-1]) for row in rows[2:]] == [("bob", "10")]
+
+    def _ians_new_course(self):
+        """ian logged in, on the page of the course he has just created: the page and its URL."""
+        make_instructor("ian")
+        page = self.log_in("ian")
+        page.click("#nav-courses")
+        page.fill("#course-title", "GPU Programming")
+        page.click("#create-course")
+        page.wait_for_selector("#course-name")
+        return page, page.url
 
     @staticmethod
     def _actuals(page) -> list[str]:

@@ -12,7 +12,7 @@ def test_the_reference_is_accepted_with_the_executor_named_and_no_timing():
     outcome = run(alices_job(LAB.references["triton"], "triton"))
     result = outcome.result
     assert result.verdict == "accepted", result.message
-    assert result.device.startswith("CPU tier: PTX executor")
+    assert result.device.startswith("CPU tier: PTX executor") and result.executed_by == "ptx_executor"
     assert result.compile is not None and "PTX executor (CPU)" in result.compile.tool
     assert result.compile.registers and result.timing is None and result.memory is None
     occupancy = next(e for e in outcome.events if e.type == "occupancy")
@@ -22,7 +22,7 @@ def test_the_reference_is_accepted_with_the_executor_named_and_no_timing():
 def test_a_kernel_that_stores_the_wrong_value_is_a_wrong_answer():
     wrong = LAB.references["triton"].replace("x + y, mask=mask)", "x, mask=mask)")
     outcome = run(alices_job(wrong, "triton"))
-    assert outcome.result.verdict == "wrong_answer"
+    assert outcome.result.verdict == "wrong_answer" and outcome.result.executed_by == "ptx_executor"
 
 
 def test_a_numba_kernel_submitted_as_triton_is_a_compile_error_on_its_import():

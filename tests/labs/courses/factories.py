@@ -8,6 +8,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
+from gpu_worker.backends import SIM_DEVICE
 from gpu_worker.protocol import Result
 from labs.courses import services
 from labs.courses.services import ItemSpec
@@ -15,6 +16,7 @@ from labs.models import Assignment, Course, Submission
 from tests.labs.factories import make_run, make_student
 
 FULL = "gpu.h200.full"
+CPU_TIER = "sim"
 
 
 @pytest.fixture
@@ -70,6 +72,7 @@ def measured(
     device: str = "NVIDIA H200",
     above_roof: bool = False,
     shared_gpu: bool = False,
+    executed_by: str | None = None,
 ) -> dict:
     """A stored result document with its largest size timed in `seconds` at `roof_pct` of the copy bandwidth."""
     size = {
@@ -86,7 +89,13 @@ def measured(
         "shared_gpu": shared_gpu,
     }
     metrics = {"sizes": [size]} if backend == "cuda" else None
-    return Result(submission_id=0, verdict=verdict, backend=backend, device=device, metrics=metrics).to_wire()
+    facts = {"metrics": metrics, "executed_by": executed_by}
+    return Result(submission_id=0, verdict=verdict, backend=backend, device=device, **facts).to_wire()
+
+
+def on_the_cpu_tier(verdict: str = "accepted", executed_by: str | None = "ptx_executor") -> dict:
+    """A CPU-tier result: its kernel run by the PTX executor, a fallback (`numba_simulator`) or, None, unsaid."""
+    return measured(verdict=verdict, backend="sim", device=SIM_DEVICE, executed_by=executed_by)
 
 
 def run_at(

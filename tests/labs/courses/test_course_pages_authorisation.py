@@ -39,6 +39,7 @@ WRITES = {
     ("/courses/{c}/people", "gpu_ceiling"): (DENIED, HIDDEN, DENIED, HIDDEN, DENIED, FOUND),
     ("/courses/{c}/a/{a}/overrides", "override"): (DENIED, HIDDEN, DENIED, HIDDEN, FOUND, FOUND),
     ("/courses/{c}/a/{a}/regrades", "regrade"): (DENIED, HIDDEN, DENIED, HIDDEN, FOUND, FOUND),
+    ("/courses/{c}/a/{a}/basis", "grading_basis"): (DENIED, HIDDEN, DENIED, HIDDEN, FOUND, FOUND),
     ("/courses/{c}/a/{a}/students/alice/", "feedback"): (DENIED, HIDDEN, FOUND, HIDDEN, FOUND, FOUND),
     ("/fleet/plan/", "fleet_node"): (DENIED, DENIED, DENIED, DENIED, DENIED, FOUND),
 }
@@ -48,6 +49,7 @@ BODIES = {
     "gpu_ceiling": {"action": "gpu_ceiling", "gpu_seconds_ceiling": "500"},
     "override": {"student": "alice", "due_at": "2030-01-01T00:00"},
     "regrade": {},
+    "grading_basis": {"grading_basis": "correctness"},
     "feedback": {"text": "Try a grid-stride loop."},
     "fleet_node": {"action": "add-node", "name": "lab9", "hostname": ""},
 }
