@@ -112,10 +112,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # wait for it, and failed at once with "database is locked" (738 times in run 22's load, each a claim or an
     # event retried later), whatever the timeout.
     DATABASES["default"]["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
-    # Readers do not wait for a writer, and a commit is not an fsync of the whole journal: every reported
-    # event is a transaction (26 a job), and in rollback-journal mode each took 11 ms of the web-queue
-    # worker under load (run 22). The tests remove a killed run's stale -wal file (tests/conftest.py).
-    DATABASES["default"]["OPTIONS"]["init_command"] = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
     # A file, not memory, so that worker processes started by the tests share the test database.
     DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / ".run" / "test-db.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

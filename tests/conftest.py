@@ -16,13 +16,6 @@ RUN_DIR = Path(__file__).resolve().parent.parent / ".run"
 RUN_DIR.mkdir(exist_ok=True)
 
 
-def pytest_sessionstart(session: pytest.Session) -> None:
-    """A killed run's write-ahead log would be replayed into the new test database (SQLite in WAL mode, see
-    labsite/settings.py), which Django creates afresh under the same name: remove it first."""
-    for stale in RUN_DIR.glob("test-db.sqlite3-*"):
-        stale.unlink(missing_ok=True)
-
-
 def _gpu_available() -> bool:
     if not shutil.which("nvidia-smi"):
         return False

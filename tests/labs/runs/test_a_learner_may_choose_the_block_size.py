@@ -19,14 +19,14 @@ def _submit(user, **body):
 def test_alice_s_block_size_of_128_is_the_launch_her_job_carries(alice, labs_loaded):
     response = _submit(alice, block_size=128)
     assert response.status_code == 201, response.content
-    run = Submission.objects.get(pk=response.json()["id"])
+    run = Submission.objects.get(public_id=response.json()["id"])
     launch = {"block": ["128"], "grid": ["ceil_div(n, 128)"], "dynamic_shared_bytes": "0", "sweep_blocks": []}
     assert run.launch == launch
     assert services.build_job(run).launch.grid == ["ceil_div(n, 128)"]
 
 
 def test_without_a_choice_the_lab_s_own_launch_runs(alice, labs_loaded):
-    run = Submission.objects.get(pk=_submit(alice).json()["id"])
+    run = Submission.objects.get(public_id=_submit(alice).json()["id"])
     assert run.launch is None and services.build_job(run).launch is None
 
 
@@ -41,13 +41,13 @@ def test_a_block_size_the_lab_does_not_offer_is_refused_and_nothing_is_saved(ali
 
 
 def test_a_sweep_asks_for_every_other_block_size_offered_beside_the_learner_s_own(alice, labs_loaded):
-    run = Submission.objects.get(pk=_submit(alice, block_size=128, sweep=True).json()["id"])
+    run = Submission.objects.get(public_id=_submit(alice, block_size=128, sweep=True).json()["id"])
     assert run.launch["block"] == ["128"] and run.launch["sweep_blocks"] == [32, 64, 256, 512, 1024]
     assert services.build_job(run).launch.sweep_blocks == [32, 64, 256, 512, 1024]
 
 
 def test_a_sweep_without_a_block_size_puts_the_lab_s_own_block_on_the_curve(alice, labs_loaded):
-    run = Submission.objects.get(pk=_submit(alice, sweep=True).json()["id"])
+    run = Submission.objects.get(public_id=_submit(alice, sweep=True).json()["id"])
     assert run.launch["block"] == ["256"] and 256 not in run.launch["sweep_blocks"]
     assert len(run.launch["sweep_blocks"]) == 5
 
