@@ -559,6 +559,7 @@ def main(argv: list[str] | None = None) -> int:
             "WARPLAB_BROKER_PREFIX": prefix,
             "WARPLAB_DEFAULT_QUEUE": queue,
             "WARPLAB_RUNS_PER_MINUTE": "100000",
+            "WARPLAB_SQLITE_WAL": "1",  # SQLite stands in for PostgreSQL here: readers never wait for a writer
             "PYTHONUNBUFFERED": "1",
         }
         os.environ.update(web_env)

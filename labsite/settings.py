@@ -112,6 +112,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # wait for it, and failed at once with "database is locked" (738 times in run 22's load, each a claim or an
     # event retried later), whatever the timeout.
     DATABASES["default"]["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
+    if env.bool("WARPLAB_SQLITE_WAL", default=False):
+        # Readers stop waiting for a writer and a commit stops syncing a whole journal (each reported event is a
+        # transaction): the pipeline bench's setting (run 22). Off by default: a database file swapped under
+        # open connections, as the outage tests do, is a disk I/O error for every later one in WAL mode.
+        DATABASES["default"]["OPTIONS"]["init_command"] = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
     # A file, not memory, so that worker processes started by the tests share the test database.
     DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / ".run" / "test-db.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
