@@ -1,10 +1,12 @@
 #define THREADS 128
+// -infinity. Not INFINITY: NVRTC, which compiles kernels for the GPU, has no math.h and so none of its macros.
+#define NEG_INF (-__int_as_float(0x7f800000))
 
 // The (maximum, sum of exp(x - maximum)) of two parts, from each part's pair.
 __device__ void combine(float& m, float& d, float m2, float d2)
 {
     // TODO: the new maximum is fmaxf(m, m2); each sum was taken against its own maximum,
-    // so rescale it by expf(old maximum - new maximum) before adding. Mind two empty parts (-INFINITY).
+    // so rescale it by expf(old maximum - new maximum) before adding. Mind two empty parts (NEG_INF).
     d = d + d2;
     m = fmaxf(m, m2);
 }
@@ -16,7 +18,7 @@ extern "C" __global__ void softmax(const float* __restrict__ x, float* __restric
     float* out = y + (size_t)blockIdx.x * cols;
     int t = threadIdx.x;
 
-    float m = -INFINITY, d = 0.0f;  // one pass: a running maximum and sum, rescaled as the maximum grows
+    float m = NEG_INF, d = 0.0f;  // one pass: a running maximum and sum, rescaled as the maximum grows
     for (int j = t; j < cols; j += THREADS) combine(m, d, in[j], 1.0f);
     maxima[t] = m;
     sums[t] = d;

@@ -1,4 +1,6 @@
 #define THREADS 128
+// -infinity. Not INFINITY: NVRTC, which compiles kernels for the GPU, has no math.h and so none of its macros.
+#define NEG_INF (-__int_as_float(0x7f800000))
 
 extern "C" __global__ void softmax(const float* __restrict__ x, float* __restrict__ y, int rows, int cols)
 {
@@ -7,7 +9,7 @@ extern "C" __global__ void softmax(const float* __restrict__ x, float* __restric
     float* out = y + (size_t)blockIdx.x * cols;
     int t = threadIdx.x;
 
-    float m = -INFINITY;  // pass 1: the row's maximum, so that no expf() overflows
+    float m = NEG_INF;  // pass 1: the row's maximum, so that no expf() overflows
     for (int j = t; j < cols; j += THREADS) m = fmaxf(m, in[j]);
     buf[t] = m;
     __syncthreads();
