@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from gpu_worker.ptx import alu, collective
+from gpu_worker.ptx import alu, bits, collective
 from gpu_worker.ptx.collective import count as _count
 from gpu_worker.ptx.collective import select as _select
 from gpu_worker.ptx.errors import KernelFault, LimitExceeded, Unsupported
@@ -110,7 +110,8 @@ class Executor:
         self.stats = Stats()
         self.params = {p.name: value for p, value in zip(kernel.params, params, strict=True)}
         self.lines = learner_lines(kernel, module)
-        declared = {**kernel.registers, **kernel.call_params}  # a call's params live per thread, like registers
+        scalars = {name: t for name, t in kernel.call_params.items() if t != "array"}
+        declared = {**kernel.registers, **scalars}  # a call's params live per thread, like registers
         self.reg_index = {name: i for i, name in enumerate(declared)}
         self.reg_types = [storage_of(t) for t in declared.values()]
         self.printed = Printed()
@@ -302,7 +303,44 @@ class Executor:
             return self._printf(ins), False
         return self._alu(ins), False
 
+    def _carry(self, ins: Instruction) -> Step:
+        """An instruction that reads or writes the carry flag (`add.cc`, `addc`, `mad.lo.cc`, `madc.hi`, ...)."""
+        t, types, reads, writes, fn = bits.carry_op(ins)
+        dest, *sources = ins.operands
+        if len(sources) != len(types):
+            raise Unsupported(f"`{ins.opcode}` takes {len(types)} sources")
+        readers = [self._reader(s, k) for s, k in zip(sources, types, strict=True)]
+        write = self._writer(dest, t)
+
+        def carry(wave: Wave, idx: Index, pc: int) -> None:
+            n = _count(wave, idx)
+            values = [np.broadcast_to(read(wave, idx), (n,)) for read in readers]
+            result, out = fn(*values, wave.carry[idx])
+            write(wave, idx, result)
+            if writes:
+                wave.carry[idx] = out
+
+        return carry
+
+    def _bit_field(self, ins: Instruction) -> Step:
+        t, types, fn = bits.bit_field(ins)
+        dest, *sources = ins.operands
+        if len(sources) != len(types):
+            raise Unsupported(f"`{ins.opcode}` takes {len(types)} sources")
+        readers = [self._reader(s, k) for s, k in zip(sources, types, strict=True)]
+        write = self._writer(dest, t)
+
+        def field(wave: Wave, idx: Index, pc: int) -> None:
+            n = _count(wave, idx)
+            write(wave, idx, fn(*(np.broadcast_to(read(wave, idx), (n,)) for read in readers)))
+
+        return field
+
     def _alu(self, ins: Instruction) -> Step:
+        if ins.base in bits.CARRY_BASES and ("cc" in ins.mods or ins.base.endswith("c")):
+            return self._carry(ins)
+        if ins.base in ("bfe", "bfi"):
+            return self._bit_field(ins)
         op = alu.decode(ins)
         dest, *sources = ins.operands
         if len(sources) != len(op.sources):

@@ -302,9 +302,10 @@ def _declaration(statement: str, kernel: Kernel, line: int | None) -> None:
         return
     if statement.startswith(".param"):  # a call's argument or result, declared in its scope
         declared = _PARAM_DECL.match(statement)
-        if declared is None or declared[6] or declared[2] not in TYPE_BYTES or TYPE_BYTES[declared[2]] > 8:
+        if declared is None:
             raise Unsupported(f"the call parameter {statement[:60]!r} is not supported", line)
-        kernel.call_params[declared[5]] = declared[2]
+        scalar = not declared[6] and declared[2] in TYPE_BYTES and TYPE_BYTES[declared[2]] <= 8
+        kernel.call_params[declared[5]] = declared[2] if scalar else "array"  # only vprintf's are ever used
         return
     if statement.split()[0].lstrip(".") in _SKIPPED_DIRECTIVES:
         return

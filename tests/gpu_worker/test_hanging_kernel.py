@@ -6,17 +6,16 @@ import time
 
 from engine_factories import alices_job, module_with, processes_mentioning, run, unique_token
 
-# `math.sin` compiles to libdevice's range reduction, with carry arithmetic (`mad.lo.cc`, `madc`) that the PTX
-# executor does not run: this kernel hangs on Numba's simulator (the fallback), where only the wall clock stops
-# it. (On the executor an endless kernel ends sooner, at its instruction budget:
-# test_a_cuda_kernels_fault_on_the_cpu_tier_names_its_line.py.)
+# A float64 `math.sin` calls libdevice's slow-path reduction, a function the PTX executor does not run: this
+# kernel hangs on Numba's simulator (the fallback), where only the wall clock stops it. (On the executor an
+# endless kernel ends sooner, at its instruction budget: test_a_cuda_kernels_fault_on_the_cpu_tier_names_its_line.py.)
 HANGING = """
 import math
 
 
 @cuda.jit
 def vector_add(a, b, c):
-    c[0] = math.sin(a[0])
+    c[0] = math.sin(a[0] * 1000.0)
     while True:
         pass
 """

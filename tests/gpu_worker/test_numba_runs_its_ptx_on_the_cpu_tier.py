@@ -1,6 +1,6 @@
 """On the CPU tier alice's Numba kernel runs as the PTX Numba compiled, on the executor, and says so, its
-`print` included; a kernel the executor cannot run (`math.sin`: carry arithmetic) runs on Numba's simulator
-instead, and says that."""
+`print` and libdevice's `math.sin` (carry arithmetic, bit-field inserts) included; a kernel the executor cannot
+run (a float64 `math.sin`: a call of libdevice's slow path) runs on Numba's simulator instead, and says that."""
 
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ def vector_add(a, b, c):
     if i < c.size:
         c[i] = a[i] + b[i] + 0.0 * math.sin(a[i])
 """
+SINE64 = SINE.replace("math.sin(a[i])", "math.sin(a[i] * 1000.0)")  # float64: a call of the slow path
 
 
 def executor_notes(notes: list[str]) -> list[str]:
@@ -54,9 +55,15 @@ def test_a_printing_kernel_prints_from_the_executor():
     assert result.output.splitlines() == ["thread 0 was here", "thread 1 was here"]
 
 
-def test_a_kernel_with_carry_arithmetic_falls_back_to_numbas_simulator_labelled():
+def test_a_sine_runs_on_the_executor_through_libdevices_range_reduction():
     result = run(alices_job(SINE, "numba")).result
     assert result.verdict == "accepted", result.message
+    assert executor_notes(result.compile.notes)
+
+
+def test_a_kernel_with_an_instruction_the_executor_lacks_falls_back_to_numbas_simulator_labelled():
+    result = run(alices_job(SINE64, "numba")).result
+    assert result.verdict == "accepted", result.message
     (fallback,) = [n for n in result.compile.notes if "the fallback" in n]
-    assert fallback.startswith("run on Numba's CUDA simulator (the fallback)") and "carry flag" in fallback
+    assert fallback.startswith("run on Numba's CUDA simulator (the fallback)") and "`call` of" in fallback
     assert not executor_notes(result.compile.notes)

@@ -108,7 +108,7 @@ def test_a_hanging_warm_job_is_stopped_at_its_wall_limit_counted_from_the_hand_o
 
     @cuda.jit
     def vector_add(a, b, c):
-        c[0] = math.sin(a[0])  # carry arithmetic the PTX executor does not run: this hangs on Numba's simulator
+        c[0] = math.sin(a[0] * 1000.0)  # a call the PTX executor does not run: this hangs on Numba's simulator
         while True:
             pass
     """

@@ -160,3 +160,30 @@ def test_an_endless_loop_stops_at_the_instruction_budget():
         run(kernel("k", OUT, body), ["out"], [np.zeros(1, np.uint32)], (1, 1, 1), (32, 1, 1),
             limits=Limits(max_thread_instructions=100_000))  # fmt: skip
     assert caught.value.line == 3
+
+
+def test_carry_arithmetic_adds_and_multiplies_across_words():
+    body = (
+        LOAD_OUT
+        + "\tmov.u32 %r1, -1;\n\tmov.u32 %r2, 1;\n\tadd.cc.u32 %r3, %r1, %r2;\n\taddc.u32 %r4, 0, 0;\n"
+        + "\tmov.u32 %r5, -559038737;\n\tmad.lo.cc.u32 %r6, %r5, %r5, %r1;\n\tmadc.hi.u32 %r7, %r5, %r5, 0;\n"
+        + "\tst.global.u32 [%rd1], %r3;\n\tst.global.u32 [%rd1+4], %r4;\n\tst.global.u32 [%rd1+8], %r6;\n"
+        + "\tst.global.u32 [%rd1+12], %r7;\n\tret;"
+    )
+    out = np.zeros(4, dtype=np.uint32)
+    run(kernel("k", OUT, body), ["out"], [out], (1, 1, 1), (1, 1, 1))
+    x = 0xDEADBEEF
+    wide = x * x + 0xFFFFFFFF
+    assert out.tolist() == [0, 1, wide & 0xFFFFFFFF, ((x * x) >> 32) + (wide >> 32 > (x * x) >> 32)]
+
+
+def test_bit_field_extract_and_insert():
+    body = (
+        LOAD_OUT
+        + "\tmov.u32 %r1, 0xF0F0ABCD;\n\tbfe.u32 %r2, %r1, 8, 8;\n\tbfe.s32 %r3, %r1, 28, 4;\n"
+        + "\tbfi.b32 %r4, 0x5, %r1, 4, 4;\n\tst.global.u32 [%rd1], %r2;\n\tst.global.u32 [%rd1+4], %r3;\n"
+        + "\tst.global.u32 [%rd1+8], %r4;\n\tret;"
+    )
+    out = np.zeros(3, dtype=np.uint32)
+    run(kernel("k", OUT, body), ["out"], [out], (1, 1, 1), (1, 1, 1))
+    assert out.tolist() == [0xAB, 0xFFFFFFFF, 0xF0F0AB5D]
