@@ -1,13 +1,17 @@
 """Simulated threads per second: the CPU tier's PTX executor against Numba's CUDA simulator, at equal sizes.
 
-    .venv/bin/python bench/ptx_executor.py [--vector-add-n 16384] [--transpose-n 128] [--repeats 3] [--out FILE]
+    .venv/bin/python bench/ptx_executor.py [--vector-add-n 16384] [--transpose-n 128] [--repeats 3] [--jobs 7]
+                                           [--out FILE]
 
 For vector-add and transpose, the lab's Numba reference runs on Numba's simulator (in a child process of
 this script: the simulator replaces `numba.cuda` for its whole process) and its PTX, compiled by the
 engine's own `numba_ptx`, runs on the executor; the lab's CUDA C++ reference, compiled by nvcc, runs on
 the executor too. Every run's output is checked against the lab's expected array. The executor's
 launches are timed untraced and traced (the engine traces a job's first launch for the memory report);
-the best of `--repeats` is kept. Prints a Markdown table, and writes it to `--out` when given.
+the best of `--repeats` is kept. Then `--jobs` whole jobs of vector-add's references (CUDA C++ and Numba)
+go through the engine on the sim backend, warm spares on, as a submit does: the verdict's latency (the
+engine's wall time from the job to its result), p50 and max. Prints a Markdown table, and writes it to
+`--out` when given.
 """
 
 from __future__ import annotations
@@ -124,11 +128,42 @@ def executor(slug: str, n: int, language: str, repeats: int) -> dict[str, Any]:
     return {**best, "threads": config.threads, "correct": correct, "thread_instructions": instructions}
 
 
+def verdict_latency(language: str, jobs: int) -> list[tuple[float, float]]:
+    """(seconds to the first check event, seconds to the result) per job of vector-add's reference on sim."""
+    os.environ["WARPLAB_SPARE_SANDBOX"] = "1"
+    from gpu_worker.cli import make_job
+    from gpu_worker.engine import run_job, start_first_spare
+    from gpu_worker.exercise.labspec import find_lab
+    from gpu_worker.isolation import spare
+
+    lab = find_lab("vector-add")
+    start_first_spare("sim")
+    found = []
+    try:
+        for number in range(jobs + 1):
+            job = make_job(lab.exercise_ref(language), lab.references[language], backend="sim")
+            checked: list[float] = []
+            clock = time.perf_counter()
+
+            def note(event: Any, checked: list[float] = checked, clock: float = clock) -> None:
+                if event.type == "check" and not checked:
+                    checked.append(time.perf_counter() - clock)
+
+            result = run_job(job, note, backend="sim")
+            if number:  # the first job starts the spares for these limits
+                found.append((checked[0], time.perf_counter() - clock))
+            assert result.verdict == "accepted", result.message
+    finally:
+        spare.shutdown()
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--vector-add-n", type=int, default=16384)
     parser.add_argument("--transpose-n", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--jobs", type=int, default=7)
     parser.add_argument("--out")
     parser.add_argument("--simulator", nargs=2, metavar=("LAB", "N"), help=argparse.SUPPRESS)
     options = parser.parse_args()
@@ -154,6 +189,7 @@ def main() -> None:
         f"# PTX executor vs Numba's CUDA simulator, {stamp}",
         "",
         f"Machine: CPU tier, {os.cpu_count()} cores shared with other sessions ({platform.machine()}), "
+        f"load average {os.getloadavg()[0]:.1f} at the start, "
         f"Python {platform.python_version()}, NumPy {np.__version__}. Best of {options.repeats} executor launches; "
         "one simulator launch. Threads/s = simulated GPU threads / wall seconds of one launch.",
         "",
@@ -166,6 +202,23 @@ def main() -> None:
             f"| {slug} | {n} | {where} | {language} | {threads} | {seconds:.4f} | {traced_text} | {rate:,.0f} | "
             f"{ratio:.1f}x | {ok} |"
         )
+    if options.jobs:
+        lines += [
+            "",
+            f"Latency of vector-add's reference through the engine on sim (warm spares, {options.jobs} jobs after "
+            "one that starts them): seconds from the job to its first `check` event (the outputs judged) and to the "
+            "result (`done`, which waits for the SASS listing, made after the run).",
+            "",
+            "| language | check p50 s | check max s | done p50 s | done max s |",
+            "|---|---|---|---|---|",
+        ]
+        for language in ("cuda", "numba"):
+            timed = verdict_latency(language, options.jobs)
+            checks, dones = sorted(c for c, _ in timed), sorted(d for _, d in timed)
+            middle = len(timed) // 2
+            lines.append(
+                f"| {language} | {checks[middle]:.2f} | {checks[-1]:.2f} | {dones[middle]:.2f} | {dones[-1]:.2f} |"
+            )
     text = "\n".join(lines) + "\n"
     print(text)
     if options.out:

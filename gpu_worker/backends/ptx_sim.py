@@ -10,6 +10,7 @@ learner's `runtime_error` on the line their compiler's `.loc` names.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,14 +88,25 @@ def launch(handle: PtxKernel, values: list[Any], config: LaunchConfig, traced: b
         shared = config.shared_bytes if handle.shared_bytes is None else handle.shared_bytes
         stats = executor.run(Launch(tuple(config.grid), block, shared))  # type: ignore[arg-type]
     except (KernelFault, LimitExceeded) as exc:
+        _show(executor)
         diagnostic = Diagnostic(line=exc.line, message=exc.message)
         endless = isinstance(exc, LimitExceeded) and exc.endless
         if endless:  # a GPU would run it until the wall clock: the same verdict, sooner, with a line
             raise LearnerError("timeout", f"time limit exceeded: {exc.located()}", [diagnostic]) from None
         raise LearnerError("runtime_error", exc.located(), [diagnostic]) from None
     except PtxError as exc:
+        _show(executor)
         raise LearnerError("not_run", f"the CPU tier's PTX executor cannot run this kernel: {exc.located()}") from None
+    _show(executor)
     if trace is None:
         return None
     block_used = list(handle.block or config.block)
     return trace.report(list(config.grid), block_used, stats.threads).model_dump(mode="json")
+
+
+def _show(executor: Executor) -> None:
+    """What the kernel's printf calls printed, on this process's output (the job's output)."""
+    text = executor.printed.text()
+    if text:
+        sys.stdout.write(text)
+        sys.stdout.flush()

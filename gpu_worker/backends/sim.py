@@ -10,15 +10,11 @@ The fallback: a Numba kernel whose PTX the executor cannot run is imported here,
 (NUMBA_ENABLE_CUDASIM=1), and run at the exercise's small `sim` sizes, as before the executor; it
 was typed by the real compiler first (a GPU would refuse code the simulator happily runs).
 
-Triton kernels run on Triton's interpreter (TRITON_INTERPRET=1, set before
-the learner's module is imported, so `@triton.jit` makes interpreted
-functions), one program at a time on NumPy, on the host arrays themselves;
-beside it `triton_ptx` compiles the same file with the real Triton compiler
-for sm_90, so a kernel a GPU would refuse is a compile error here too, and the
-registers, spills and PTX are the compiled kernel's. Its figures say "Triton
-interpreter"; nothing from it is timed.
+Triton kernels are compiled by the real Triton compiler for sm_90 (`triton_ptx`) and their PTX runs on
+the executor too (`triton_sim`), one block of num_warps * 32 threads per program; Triton's interpreter
+(TRITON_INTERPRET=1) is their fallback. Nothing on this backend is timed.
 
-The simulator runs each thread of a block as a Python thread, so the job's
+Numba's simulator runs each thread of a block as a Python thread, so the job's
 process limit is raised by the block size (the engine does this) and thread
 stacks are kept small to stay under the address-space limit.
 """

@@ -30,7 +30,7 @@ BACKENDS: dict[str, frozenset[str]] = {
     "occupancy_percent": frozenset({"sim", "cuda"}),
     "roof_percent": frozenset({"cuda"}),
 }
-# Judged from the simulator's memory trace, which only Numba's simulator makes (not Triton's interpreter).
+# Judged from the CPU tier's memory report (the PTX executor's; withheld for Triton: see backends.ptx_sim).
 TRACE_METRICS = frozenset({"sectors_per_request", "bank_conflict_ways", "lanes_per_request", "traffic_ratio"})
 AT_MOST = frozenset({"sectors_per_request", "bank_conflict_ways", "traffic_ratio"})
 UNITS = {

@@ -115,7 +115,7 @@ class SampleCase:
         if wanted is None or self.verdict_on(backend) != "accepted":
             return None
         judged = [g for g in goals if backend in GOAL_BACKENDS[g.metric]]
-        if self.language == "triton":  # Triton's interpreter runs no memory trace: only the compiled figures count
+        if self.language == "triton":  # no memory report for Triton (backends.ptx_sim): only compiled figures
             judged = [g for g in judged if g.metric not in TRACE_METRICS]
         return wanted if judged else None
 

@@ -339,6 +339,8 @@ def _unary_or_binary(ins: Instruction, t: str) -> Op:
 def decode(ins: Instruction) -> Op:
     """The `Op` of a register-to-register instruction; Unsupported for a form the executor does not run."""
     base = ins.base
+    if "cc" in ins.mods:  # the carry flag (extended-precision arithmetic) is not modelled
+        raise Unsupported(f"`{ins.opcode}` (the carry flag) is not supported", ins.line)
     if base == "cvt":
         return _cvt(ins)
     t = _type(ins)

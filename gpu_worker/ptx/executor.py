@@ -22,13 +22,27 @@ from typing import Any, Literal
 
 import numpy as np
 
-from gpu_worker.ptx import alu, collective
+from gpu_worker.ptx import alu, bits, collective
 from gpu_worker.ptx.collective import count as _count
 from gpu_worker.ptx.collective import select as _select
 from gpu_worker.ptx.errors import KernelFault, LimitExceeded, Unsupported
 from gpu_worker.ptx.memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_BYTES, Buffer, Fault, GlobalMemory
 from gpu_worker.ptx.parser import learner_lines
-from gpu_worker.ptx.program import Addr, Imm, Instruction, Kernel, Module, Operand, Pair, Reg, Special, Sym, Vec
+from gpu_worker.ptx.printf import Printed, format_printf
+from gpu_worker.ptx.program import (
+    Addr,
+    CallArgs,
+    Imm,
+    Instruction,
+    Kernel,
+    Module,
+    Operand,
+    Pair,
+    Reg,
+    Special,
+    Sym,
+    Vec,
+)
 from gpu_worker.ptx.report import Hazards, MemoryTrace
 from gpu_worker.ptx.values import DTYPES, as_type, immediate, storage_of, to_bits
 from gpu_worker.ptx.wave import Wave, make_wave, three
@@ -96,18 +110,18 @@ class Executor:
         self.stats = Stats()
         self.params = {p.name: value for p, value in zip(kernel.params, params, strict=True)}
         self.lines = learner_lines(kernel, module)
-        self.reg_index = {name: i for i, name in enumerate(kernel.registers)}
-        self.reg_types = [storage_of(t) for t in kernel.registers.values()]
+        scalars = {name: t for name, t in kernel.call_params.items() if t != "array"}
+        declared = {**kernel.registers, **scalars}  # a call's params live per thread, like registers
+        self.reg_index = {name: i for i, name in enumerate(declared)}
+        self.reg_types = [storage_of(t) for t in declared.values()]
+        self.printed = Printed()
         self.symbols: dict[str, tuple[str, int]] = {}  # variable -> (space, address or offset)
         self.shared_static = 0
         self._place_variables()
         for index, ins in enumerate(kernel.instructions):  # before any decoding: its arguments' st.param come first
-            if ins.base == "call":
-                callee = ins.operands[0].name if ins.operands and isinstance(ins.operands[0], Sym) else "a function"
-                what = "printf" if callee == "vprintf" else callee
-                raise Unsupported(
-                    f"`call` of {what} is not supported (printf, or a function not inlined)", self.lines[index]
-                )
+            callee = ins.operands[0].name if ins.operands and isinstance(ins.operands[0], Sym) else "a function"
+            if ins.base == "call" and callee != "vprintf":
+                raise Unsupported(f"`call` of {callee} is not supported (a function not inlined)", self.lines[index])
         self.steps: list[Step] = [self._decode(i, ins) for i, ins in enumerate(kernel.instructions)]
 
     # Layout
@@ -286,10 +300,47 @@ class Executor:
         if base in ("vote", "activemask"):
             return collective.vote(self, ins), False
         if base == "call":
-            raise Unsupported("`call` (printf, or a function the compiler did not inline) is not supported")
+            return self._printf(ins), False
         return self._alu(ins), False
 
+    def _carry(self, ins: Instruction) -> Step:
+        """An instruction that reads or writes the carry flag (`add.cc`, `addc`, `mad.lo.cc`, `madc.hi`, ...)."""
+        t, types, reads, writes, fn = bits.carry_op(ins)
+        dest, *sources = ins.operands
+        if len(sources) != len(types):
+            raise Unsupported(f"`{ins.opcode}` takes {len(types)} sources")
+        readers = [self._reader(s, k) for s, k in zip(sources, types, strict=True)]
+        write = self._writer(dest, t)
+
+        def carry(wave: Wave, idx: Index, pc: int) -> None:
+            n = _count(wave, idx)
+            values = [np.broadcast_to(read(wave, idx), (n,)) for read in readers]
+            result, out = fn(*values, wave.carry[idx])
+            write(wave, idx, result)
+            if writes:
+                wave.carry[idx] = out
+
+        return carry
+
+    def _bit_field(self, ins: Instruction) -> Step:
+        t, types, fn = bits.bit_field(ins)
+        dest, *sources = ins.operands
+        if len(sources) != len(types):
+            raise Unsupported(f"`{ins.opcode}` takes {len(types)} sources")
+        readers = [self._reader(s, k) for s, k in zip(sources, types, strict=True)]
+        write = self._writer(dest, t)
+
+        def field(wave: Wave, idx: Index, pc: int) -> None:
+            n = _count(wave, idx)
+            write(wave, idx, fn(*(np.broadcast_to(read(wave, idx), (n,)) for read in readers)))
+
+        return field
+
     def _alu(self, ins: Instruction) -> Step:
+        if ins.base in bits.CARRY_BASES and ("cc" in ins.mods or ins.base.endswith("c")):
+            return self._carry(ins)
+        if ins.base in ("bfe", "bfi"):
+            return self._bit_field(ins)
         op = alu.decode(ins)
         dest, *sources = ins.operands
         if len(sources) != len(op.sources):
@@ -426,7 +477,8 @@ class Executor:
         spaces = [m for m in ins.mods if m in _SPACES]
         type_ = ins.mods[-1]
         to = "to" in ins.mods
-        window = {"global": 0, "shared": SHARED_WINDOW, "local": LOCAL_WINDOW}.get(spaces[0] if spaces else "")
+        windows = {"global": 0, "const": 0, "shared": SHARED_WINDOW, "local": LOCAL_WINDOW}
+        window = windows.get(spaces[0] if spaces else "")
         if window is None:
             raise Unsupported(f"`{ins.opcode}` is not supported")
         read, write = self._reader(ins.operands[1], "u64"), self._writer(ins.operands[0], type_)
@@ -465,7 +517,8 @@ class Executor:
         if extra:
             raise Unsupported(f"`{ins.opcode}`: .{extra[0]} is not supported")
         if space == "param":
-            return self._load_param(ins, type_)
+            call_param = isinstance(ins.operands[0 if ins.base == "st" else 1], Addr) and self._call_param(ins)
+            return call_param or self._load_param(ins, type_)
         dtype = DTYPES[type_]
         load = ins.base == "ld"
         target, where = (ins.operands[0], ins.operands[1]) if load else (ins.operands[1], ins.operands[0])
@@ -494,6 +547,59 @@ class Executor:
             self._access(wave, idx, address(wave, idx), space, dtype, vector, values, line)
 
         return st
+
+    def _call_param(self, ins: Instruction) -> Step | None:
+        """`st.param [param0+0], %rd` / `ld.param %r, [retval0+0]`: a call's parameter, kept like a register."""
+        where = ins.operands[0] if ins.base == "st" else ins.operands[1]
+        if not isinstance(where, Addr) or not isinstance(where.base, Sym):
+            return None
+        name = where.base.name
+        if name not in self.kernel.call_params:
+            return None
+        if where.offset != 0:
+            raise Unsupported(f"`{ins.opcode}` at an offset in the call parameter {name}")
+        type_ = ins.mods[-1]
+        if ins.base == "st":
+            read, write = self._reader(ins.operands[1], type_), self._writer(Reg(name), type_)
+        else:
+            read, write = self._reader(Reg(name), type_), self._writer(ins.operands[0], type_)
+        return lambda wave, idx, pc: write(wave, idx, read(wave, idx))
+
+    def _printf(self, ins: Instruction) -> Step:
+        """`call vprintf, (format, args)`: each thread of the group prints, in thread order; the result is 0."""
+        call = ins.operands[1] if len(ins.operands) > 1 else None
+        if not isinstance(call, CallArgs) or len(call.args) != 2:
+            raise Unsupported("a `vprintf` call without its two arguments")
+        read_format = self._reader(Reg(call.args[0]), "u64")
+        read_args = self._reader(Reg(call.args[1]), "u64")
+        write = self._writer(Reg(call.returns[0]), "b32") if call.returns else None
+
+        def printf(wave: Wave, idx: Index, pc: int) -> None:
+            n = _count(wave, idx)
+            formats = np.broadcast_to(read_format(wave, idx), (n,))
+            buffers = np.broadcast_to(read_args(wave, idx), (n,))
+            for position, thread in enumerate(np.arange(wave.threads)[idx]):
+                fmt = self._string(int(formats[position]))
+                base = int(buffers[position]) - LOCAL_WINDOW
+
+                def read(offset: int, size: int, thread: int = thread, base: int = base, at: int = position) -> bytes:
+                    start = base + offset
+                    if base < 0 or start < 0 or start + size > wave.local.size:
+                        raise Fault(at, "printf's arguments are not where the compiler put them")
+                    return wave.local.data[thread, start : start + size].tobytes()
+
+                text, _ = format_printf(fmt, read, self._string)
+                self.printed.add(text)
+            if write is not None:
+                write(wave, idx, np.uint32(0))
+
+        return printf
+
+    def _string(self, address: int) -> bytes:
+        """The bytes of a NUL-terminated string in global memory (printf's format and `%s`), bounded."""
+        which, offsets = self.memory.locate(np.array([address], dtype=np.uint64), 1, "load")
+        data = self.memory.buffers[int(which[0])].data[int(offsets[0]) : int(offsets[0]) + 1024]
+        return bytes(data).split(b"\0", 1)[0]
 
     def _load_param(self, ins: Instruction, type_: str) -> Step:
         where = ins.operands[1]

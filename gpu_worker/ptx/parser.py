@@ -13,6 +13,7 @@ import re
 from gpu_worker.ptx.errors import PtxSyntaxError, Unsupported
 from gpu_worker.ptx.program import (
     Addr,
+    CallArgs,
     Imm,
     Instruction,
     Kernel,
@@ -213,7 +214,7 @@ def _body(text: str, kernel: Kernel, module: Module) -> None:
     pending = ""
     for raw in text.split("\n"):
         stripped = raw.strip()
-        if not pending and stripped.startswith(".loc"):
+        if not pending and re.match(r"\.loc\s", stripped):  # not `.local`
             words = stripped.split()
             if len(words) >= 3 and words[1].isdigit() and words[2].isdigit():
                 file, line = int(words[1]), int(words[2]) or line
@@ -246,9 +247,8 @@ def _statement(statement: str, kernel: Kernel, module: Module, line: int | None,
     if opcode is None:
         raise PtxSyntaxError(f"cannot read the instruction {statement[:60]!r}", line)
     parts = opcode[0].split(".")
-    if parts[0] == "call":  # only the callee is read: the executor refuses calls, naming it
-        callee = re.search(r"[A-Za-z_$][\w$]*", re.sub(r"\([^)]*\)", " ", rest[opcode.end() :]))
-        operands: tuple[Operand, ...] = (Sym(callee[0]),) if callee else ()
+    if parts[0] == "call":  # the executor runs vprintf and refuses other calls by name
+        operands: tuple[Operand, ...] = _call(rest[opcode.end() :], line)
     else:
         operands = tuple(_operand(o, line) for o in _split_operands(rest[opcode.end() :]))
     if len(kernel.instructions) >= MAX_INSTRUCTIONS:
@@ -265,6 +265,22 @@ def _statement(statement: str, kernel: Kernel, module: Module, line: int | None,
             file,
         )
     )
+
+
+def _call(text: str, line: int | None) -> tuple[Operand, ...]:
+    """`(retval0), vprintf, (param0, param1)` as (Sym(callee), CallArgs(returns, args))."""
+    text = text.strip()
+    returns: list[str] = []
+    if text.startswith("("):
+        close = text.find(")")
+        returns = [r.strip() for r in text[1:close].split(",") if r.strip()]
+        text = text[close + 1 :].lstrip(" ,")
+    callee = re.match(r"[A-Za-z_$][\w$]*", text)
+    if callee is None:
+        raise PtxSyntaxError(f"cannot read the call {text[:60]!r}", line)
+    args = re.search(r"\(([^)]*)\)", text[callee.end() :])
+    names = [a.strip() for a in args[1].split(",") if a.strip()] if args else []
+    return Sym(callee[0]), CallArgs(tuple(returns), tuple(names))
 
 
 def _declaration(statement: str, kernel: Kernel, line: int | None) -> None:
@@ -284,7 +300,12 @@ def _declaration(statement: str, kernel: Kernel, line: int | None) -> None:
     if variable is not None:
         kernel.variables.append(variable)
         return
-    if statement.startswith(".param"):  # a call's argument, declared in its scope: the call is refused
+    if statement.startswith(".param"):  # a call's argument or result, declared in its scope
+        declared = _PARAM_DECL.match(statement)
+        if declared is None:
+            raise Unsupported(f"the call parameter {statement[:60]!r} is not supported", line)
+        scalar = not declared[6] and declared[2] in TYPE_BYTES and TYPE_BYTES[declared[2]] <= 8
+        kernel.call_params[declared[5]] = declared[2] if scalar else "array"  # only vprintf's are ever used
         return
     if statement.split()[0].lstrip(".") in _SKIPPED_DIRECTIVES:
         return

@@ -60,7 +60,15 @@ class Pair:
     second: Reg
 
 
-Operand = Reg | Imm | Special | Sym | Addr | Vec | Pair
+@dataclass(frozen=True)
+class CallArgs:
+    """A call's result and argument `.param` names, `call (retval0), vprintf, (param0, param1)`."""
+
+    returns: tuple[str, ...]
+    args: tuple[str, ...]
+
+
+Operand = Reg | Imm | Special | Sym | Addr | Vec | Pair | CallArgs
 
 
 @dataclass(frozen=True)
@@ -107,6 +115,7 @@ class Kernel:
     name: str
     params: list[Param] = field(default_factory=list)
     registers: dict[str, str] = field(default_factory=dict)  # name -> declared type ("f32", "pred", ...)
+    call_params: dict[str, str] = field(default_factory=dict)  # a call's `.param`s, declared in its scope -> type
     variables: list[Variable] = field(default_factory=list)
     instructions: list[Instruction] = field(default_factory=list)
     labels: dict[str, int] = field(default_factory=dict)  # label -> index of the instruction after it

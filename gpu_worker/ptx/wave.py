@@ -28,6 +28,7 @@ class Wave:
     waiting: np.ndarray
     block_of: np.ndarray  # the thread's block, counted within the wave
     lane: np.ndarray
+    carry: np.ndarray  # the carry flag of `.cc` arithmetic, one per thread
     warp: np.ndarray  # unique over the launch
     special: dict[str, np.ndarray]
     shared: SharedMemory
@@ -89,6 +90,7 @@ def make_wave(
         waiting=np.zeros(threads, dtype=np.bool_),
         block_of=block_of,
         lane=lane,
+        carry=np.zeros(threads, dtype=np.bool_),
         warp=block_id * warps_per_block + local_id // WARP,
         special=special,
         shared=SharedMemory(count, shared),

@@ -17,9 +17,10 @@ from tests.labs.courses.factories import make_course
 from tests.labs.factories import make_instructor
 
 REFERENCE = {case.name: case for case in find_lab("vector-add").cases}["reference-numba"]
-# `print` compiles to a vprintf call, which the PTX executor does not run: the CPU tier falls back to Numba's simulator.
-PRINTING = REFERENCE.source.replace(
-    "    if i < c.size:", '    if i == 0:\n        print("thread zero")\n    if i < c.size:'
+# A float64 `math.sin` compiles to a call of libdevice's slow path, which the PTX executor does not run: the CPU
+# tier falls back to Numba's simulator for it.
+FALLBACK = REFERENCE.source.replace("from numba import cuda", "import math\n\nfrom numba import cuda").replace(
+    "c[i] = a[i] + b[i]", "c[i] = a[i] + b[i] + 0.0 * math.sin(a[i] * 1000.0)"
 )
 
 
@@ -143,7 +144,7 @@ class InstructorJourneyTests(BrowserTestCase):
 
     def test_ian_grades_a_correctness_assignment_on_the_cpu_tier_from_enrolment_to_export(self):
         ian, course_url = self._ians_new_course()
-        assert 'print("thread zero")' in PRINTING  # the reference's text as this test expects it
+        assert "math.sin(a[i] * 1000.0)" in FALLBACK  # the reference's text as this test expects it
         ian.fill("#roster-text", "username,email\nbob,bob@example.org\n")
         ian.click("#enrol-roster")
         assert "new accounts: bob" in ian.inner_text("#roster-report")
@@ -189,7 +190,7 @@ class InstructorJourneyTests(BrowserTestCase):
         bob.wait_for_selector(".cm-content")
         self.page = bob
         assert self.submit(REFERENCE.source) == "accepted"  # on the CPU tier's PTX executor: no GPU worker runs here
-        assert self.submit(PRINTING) == "accepted"  # on Numba's simulator, the fallback: not counted
+        assert self.submit(FALLBACK) == "accepted"  # on Numba's simulator, the fallback: not counted
 
         ian.goto(f"{course_url}gradebook/")
         cell = ian.locator('#gradebook tr[data-student="bob"] td[data-exercise="vector-add"]')
@@ -199,14 +200,14 @@ class InstructorJourneyTests(BrowserTestCase):
         counted, fallback = ian.locator(".run").all()
         assert "counted" in (counted.get_attribute("class") or "") and "score 10.00" in counted.inner_text()
         assert "not counted: the CPU tier ran this kernel on Numba's CUDA simulator" in fallback.inner_text()
-        ian.fill("#feedback-text", "Correct on the executor; drop the print, it sends the run to the simulator.")
+        ian.fill("#feedback-text", "Correct on the executor; drop the float64 sine, it sends the run to the simulator.")
         ian.click("#send-feedback")
         ian.wait_for_selector("#feedback li:not(.muted)")
 
         bob.goto(course_url)
-        assert "drop the print" in bob.inner_text(".feedback") and "student override" in bob.inner_text(".extension")
+        assert "drop the float64 sine" in bob.inner_text(".feedback") and "student override" in bob.inner_text(".extension")
         bob.goto(assignment_url)
-        assert "drop the print" in bob.inner_text("#feedback")
+        assert "drop the float64 sine" in bob.inner_text("#feedback")
         assert "10.00" in bob.inner_text('#items tr[data-exercise="vector-add"] .score')
 
         ian.goto(f"{course_url}gradebook/")

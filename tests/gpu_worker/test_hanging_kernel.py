@@ -6,17 +6,18 @@ import time
 
 from engine_factories import alices_job, module_with, processes_mentioning, run, unique_token
 
-# `print` compiles to a call of `vprintf`, which the PTX executor does not run: this kernel hangs on Numba's
-# simulator (the fallback), where only the wall clock stops it. (On the executor an endless kernel ends
-# sooner, at its instruction budget: test_a_cuda_kernels_fault_on_the_cpu_tier_names_its_line.py.)
+# A float64 `math.sin` calls libdevice's slow-path reduction, a function the PTX executor does not run: this
+# kernel hangs on Numba's simulator (the fallback), where only the wall clock stops it. (On the executor an
+# endless kernel ends sooner, at its instruction budget: test_a_cuda_kernels_fault_on_the_cpu_tier_names_its_line.py.)
 HANGING = """
+import math
+
+
 @cuda.jit
 def vector_add(a, b, c):
-    i = cuda.grid(1)
+    c[0] = math.sin(a[0] * 1000.0)
     while True:
-        if i < 0:
-            print(i)
-        i += 1
+        pass
 """
 
 

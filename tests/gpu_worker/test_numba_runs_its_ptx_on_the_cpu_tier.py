@@ -1,6 +1,7 @@
-"""On the CPU tier alice's Numba kernel runs as the PTX Numba compiled, on the executor, and says so; a kernel the
-executor cannot run (a `print`: a call of vprintf) runs on Numba's simulator instead, and says that. The result's
-`executed_by` is the engine's own reading of the PTX it was sent, which grades trust (never the child's notes)."""
+"""On the CPU tier alice's Numba kernel runs as the PTX Numba compiled, on the executor, and says so, its
+`print` and libdevice's `math.sin` (carry arithmetic, bit-field inserts) included; a kernel the executor cannot
+run (a float64 `math.sin`: a call of libdevice's slow path) runs on Numba's simulator instead, and says that. The
+result's `executed_by` is the engine's own reading of the PTX it was sent, which grades trust (never the child's notes)."""
 
 from __future__ import annotations
 
@@ -16,31 +17,61 @@ from numba import cuda
 @cuda.jit
 def vector_add(a, b, c):
     i = cuda.grid(1)
-    if i == 0:
-        print("thread zero was here")
+    if i < 2:
+        print("thread", i, "was here")
     if i < c.size:
         c[i] = a[i] + b[i]
 """
+SINE = """
+import math
+
+from numba import cuda
+
+
+@cuda.jit
+def vector_add(a, b, c):
+    i = cuda.grid(1)
+    if i < c.size:
+        c[i] = a[i] + b[i] + 0.0 * math.sin(a[i])
+"""
+SINE64 = SINE.replace("math.sin(a[i])", "math.sin(a[i] * 1000.0)")  # float64: a call of the slow path
+
+
+def executor_notes(notes: list[str]) -> list[str]:
+    return [n for n in notes if n.startswith("run on the CPU: CPU tier: PTX executor")]
 
 
 def test_the_reference_runs_on_the_executor_with_its_memory_report():
     result = run(alices_job(LAB.references["numba"], "numba")).result
     assert result.verdict == "accepted" and result.device == SIM_DEVICE
-    assert result.executed_by == "ptx_executor"
-    assert any(note.startswith("run on the CPU: CPU tier: PTX executor") for note in result.compile.notes)
+    assert executor_notes(result.compile.notes) and result.executed_by == "ptx_executor"
     assert result.memory["model"].startswith("PTX executor")
     assert {row["sectors_per_request"] for row in result.memory["lines"]} == {3.91}  # 1000 floats: a partial warp
 
 
-def test_a_printing_kernel_falls_back_to_numbas_simulator_labelled():
+def test_a_printing_kernel_prints_from_the_executor():
     result = run(alices_job(PRINTING, "numba")).result
     assert result.verdict == "accepted", result.message
+    assert executor_notes(result.compile.notes)
+    assert result.output.splitlines() == ["thread 0 was here", "thread 1 was here"]
+    assert result.executed_by == "ptx_executor"
+
+
+def test_a_sine_runs_on_the_executor_through_libdevices_range_reduction():
+    result = run(alices_job(SINE, "numba")).result
+    assert result.verdict == "accepted", result.message
+    assert executor_notes(result.compile.notes)
+
+
+def test_a_kernel_with_an_instruction_the_executor_lacks_falls_back_to_numbas_simulator_labelled():
+    result = run(alices_job(SINE64, "numba")).result
+    assert result.verdict == "accepted", result.message
     (fallback,) = [n for n in result.compile.notes if "the fallback" in n]
-    assert fallback.startswith("run on Numba's CUDA simulator (the fallback)") and "`call` of printf" in fallback
-    assert "thread zero was here" in result.output
+    assert fallback.startswith("run on Numba's CUDA simulator (the fallback)") and "`call` of" in fallback
+    assert not executor_notes(result.compile.notes)
     assert result.executed_by == "numba_simulator"
 
 
 def test_a_kernel_that_does_not_compile_was_executed_by_nothing():
-    result = run(alices_job(PRINTING.replace("c[i] = a[i] + b[i]", "c[i] = a[i] +"), "numba")).result
+    result = run(alices_job(PRINTING.replace("if i < c.size:", "if i < c.size"), "numba")).result
     assert result.verdict == "compile_error" and result.executed_by is None

@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 from ptx_factories import floats, kernel, run
 
+from gpu_worker.ptx.abi import arguments
 from gpu_worker.ptx.errors import LimitExceeded, Unsupported
-from gpu_worker.ptx.executor import Limits
+from gpu_worker.ptx.executor import Executor, Launch, Limits
+from gpu_worker.ptx.parser import parse
 
 OUT = ".param .u64 k_param_0"
 LOAD_OUT = "\tld.param.u64 %rd1, [k_param_0];\n\tcvta.to.global.u64 %rd1, %rd1;\n"
@@ -119,10 +121,37 @@ def test_an_instruction_the_executor_does_not_run_is_refused_by_name_and_line():
     assert caught.value.line == 12 and "brev.b32" in caught.value.message
 
 
-def test_a_call_is_refused_rather_than_skipped():
-    body = "\t.loc\t1 5 3\n\tcall.uni vprintf, (%rd1, %rd2);\n\tret;"
-    with pytest.raises(Unsupported, match="call"):
+def test_a_call_of_a_function_is_refused_naming_it():
+    body = "\t.loc\t1 5 3\n\tcall.uni (retval0), helper, (param0);\n\tret;"
+    with pytest.raises(Unsupported, match="`call` of helper") as caught:
         run(kernel("k", OUT, body), ["out"], [np.zeros(1, np.uint32)], (1, 1, 1), (1, 1, 1))
+    assert caught.value.line == 5
+
+
+def test_printf_formats_each_threads_arguments_from_its_local_buffer():
+    printf_module = (
+        ".extern .func (.param .b32 func_retval0) vprintf\n(\n.param .b64 vprintf_param_0,\n"
+        ".param .b64 vprintf_param_1\n)\n;\n"
+        ".global .align 1 .b8 $str[22] = {116, 61, 37, 100, 32, 120, 61, 37, 46, 50, 102, 32, 37, 115, 32, 37, 37, "
+        "10};\n.global .align 1 .b8 $str$1[3] = {111, 107};\n"
+    )
+    body = (
+        "\t.local .align 8 .b8 __local_depot0[24];\n\tmov.u64 %SPL, __local_depot0;\n\tcvta.local.u64 %SP, %SPL;\n"
+        "\tmov.u32 %r1, %tid.x;\n\tst.local.u32 [%SPL], %r1;\n\tcvt.rn.f64.u32 %fd1, %r1;\n"
+        "\tst.local.f64 [%SPL+8], %fd1;\n\tmov.u64 %rd5, $str$1;\n\tcvta.global.u64 %rd5, %rd5;\n"
+        "\tst.local.u64 [%SPL+16], %rd5;\n\tmov.u64 %rd6, $str;\n\tcvta.global.u64 %rd6, %rd6;\n"
+        "\t{\n\t.param .b64 param0;\n\tst.param.b64 [param0+0], %rd6;\n\t.param .b64 param1;\n"
+        "\tst.param.b64 [param1+0], %SP;\n\t.param .b32 retval0;\n\tcall.uni (retval0),\n\tvprintf,\n"
+        "\t(\n\tparam0,\n\tparam1\n\t);\n\tld.param.b32 %r2, [retval0+0];\n\t}\n\tret;"
+    )
+    source = kernel("k", OUT, body, ".reg .b64 %SP;\n.reg .b64 %SPL;\n.reg .b32 %r<4>;\n.reg .f64 %fd<2>;\n"
+                    ".reg .b64 %rd<8>;\n")  # fmt: skip
+    module = parse(source.replace(".visible .entry", printf_module + ".visible .entry", 1))
+    (entry,) = module.kernels.values()
+    params, memory = arguments(entry, "cuda", ["out"], [np.zeros(1, np.uint32)])
+    executor = Executor(module, entry, params, memory)
+    executor.run(Launch((1, 1, 1), (3, 1, 1)))
+    assert executor.printed.text() == "t=0 x=0.00 ok %\nt=1 x=1.00 ok %\nt=2 x=2.00 ok %\n"
 
 
 def test_an_endless_loop_stops_at_the_instruction_budget():
@@ -131,3 +160,30 @@ def test_an_endless_loop_stops_at_the_instruction_budget():
         run(kernel("k", OUT, body), ["out"], [np.zeros(1, np.uint32)], (1, 1, 1), (32, 1, 1),
             limits=Limits(max_thread_instructions=100_000))  # fmt: skip
     assert caught.value.line == 3
+
+
+def test_carry_arithmetic_adds_and_multiplies_across_words():
+    body = (
+        LOAD_OUT
+        + "\tmov.u32 %r1, -1;\n\tmov.u32 %r2, 1;\n\tadd.cc.u32 %r3, %r1, %r2;\n\taddc.u32 %r4, 0, 0;\n"
+        + "\tmov.u32 %r5, -559038737;\n\tmad.lo.cc.u32 %r6, %r5, %r5, %r1;\n\tmadc.hi.u32 %r7, %r5, %r5, 0;\n"
+        + "\tst.global.u32 [%rd1], %r3;\n\tst.global.u32 [%rd1+4], %r4;\n\tst.global.u32 [%rd1+8], %r6;\n"
+        + "\tst.global.u32 [%rd1+12], %r7;\n\tret;"
+    )
+    out = np.zeros(4, dtype=np.uint32)
+    run(kernel("k", OUT, body), ["out"], [out], (1, 1, 1), (1, 1, 1))
+    x = 0xDEADBEEF
+    wide = x * x + 0xFFFFFFFF
+    assert out.tolist() == [0, 1, wide & 0xFFFFFFFF, ((x * x) >> 32) + (wide >> 32 > (x * x) >> 32)]
+
+
+def test_bit_field_extract_and_insert():
+    body = (
+        LOAD_OUT
+        + "\tmov.u32 %r1, 0xF0F0ABCD;\n\tbfe.u32 %r2, %r1, 8, 8;\n\tbfe.s32 %r3, %r1, 28, 4;\n"
+        + "\tbfi.b32 %r4, 0x5, %r1, 4, 4;\n\tst.global.u32 [%rd1], %r2;\n\tst.global.u32 [%rd1+4], %r3;\n"
+        + "\tst.global.u32 [%rd1+8], %r4;\n\tret;"
+    )
+    out = np.zeros(3, dtype=np.uint32)
+    run(kernel("k", OUT, body), ["out"], [out], (1, 1, 1), (1, 1, 1))
+    assert out.tolist() == [0xAB, 0xFFFFFFFF, 0xF0F0AB5D]
