@@ -205,7 +205,8 @@ class InstructorJourneyTests(BrowserTestCase):
         ian.wait_for_selector("#feedback li:not(.muted)")
 
         bob.goto(course_url)
-        assert "drop the float64 sine" in bob.inner_text(".feedback") and "student override" in bob.inner_text(".extension")
+        assert "drop the float64 sine" in bob.inner_text(".feedback")
+        assert "student override" in bob.inner_text(".extension")
         bob.goto(assignment_url)
         assert "drop the float64 sine" in bob.inner_text("#feedback")
         assert "10.00" in bob.inner_text('#items tr[data-exercise="vector-add"] .score')

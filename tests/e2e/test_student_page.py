@@ -71,7 +71,7 @@ class StudentPageTests(BrowserTestCase):
             "memory roof 4.8 TB/s (datasheet)" in memory_axis and "32.8 kB moved per launch (not timed)" in memory_axis
         )
         threads = next(f["text"] for t, f in figures.items() if t.startswith("Occupancy vs threads per block"))
-        assert "this submission: 100%" in threads and "simulator" in threads and "shared memory" in threads
+        assert "this submission: 100%" in threads and "PTX executor" in threads and "shared memory" in threads
 
         page.goto(f"{self.live_server_url}/exercises/vector-add/")
         page.wait_for_selector(".cm-content")
@@ -142,7 +142,7 @@ class StudentPageTests(BrowserTestCase):
         assert page.locator("#kept-drafts li").count() == 2
 
         page.select_option("#language", "cuda")  # no GPU worker serves here: said before submit
-        assert "it runs on a GPU lane" in page.inner_text("#language-note")
+        assert "goes to the CPU tier, where its PTX runs on the PTX executor" in page.inner_text("#language-note")
         page.select_option("#language", "numba")
         assert page.locator("#language-note").is_hidden()
 

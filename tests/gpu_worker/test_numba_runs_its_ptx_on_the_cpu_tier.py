@@ -1,7 +1,8 @@
 """On the CPU tier alice's Numba kernel runs as the PTX Numba compiled, on the executor, and says so, its
 `print` and libdevice's `math.sin` (carry arithmetic, bit-field inserts) included; a kernel the executor cannot
-run (a float64 `math.sin`: a call of libdevice's slow path) runs on Numba's simulator instead, and says that. The
-result's `executed_by` is the engine's own reading of the PTX it was sent, which grades trust (never the child's notes)."""
+run (a float64 `math.sin`: a call of libdevice's slow path) runs on Numba's simulator instead, and says that.
+The result's `executed_by` is the engine's own reading of the PTX it was sent, which grades trust (never the
+child's notes)."""
 
 from __future__ import annotations
 
