@@ -79,7 +79,7 @@ class StudentPageTests(BrowserTestCase):
         assert page.inner_text("#verdict") == "Runtime error"
         page.wait_for_selector(".cm-error-line")
         assert page.inner_text(".cm-error-line").strip() == "c[i] = a[i] + b[i]"
-        assert "IndexError" in page.inner_text("#diagnostics li[data-severity=error]")
+        assert "out-of-bounds load of 4 bytes" in page.inner_text("#diagnostics li[data-severity=error]")  # its line
         page.wait_for_function("() => document.querySelector('#output').textContent.includes('hello from alice')")
         assert page.inner_text("#history .history-verdict").startswith("Runtime error")
         assert self.console_errors == []
