@@ -108,14 +108,15 @@ DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / '
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The web process and the web-queue worker write at once: wait instead of failing.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
-    # A transaction takes the write lock when it begins: one that began by reading and then wrote could not
-    # wait for it, and failed at once with "database is locked" (738 times in run 22's load, each a claim or an
-    # event retried later), whatever the timeout.
-    DATABASES["default"]["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
     if env.bool("WARPLAB_SQLITE_WAL", default=False):
-        # Readers stop waiting for a writer and a commit stops syncing a whole journal (each reported event is a
-        # transaction): the pipeline bench's setting (run 22). Off by default: a database file swapped under
-        # open connections, as the outage tests do, is a disk I/O error for every later one in WAL mode.
+        # The pipeline bench's setting (run 22), where SQLite stands in for PostgreSQL under a class's load: a
+        # transaction takes the write lock when it begins (one that began by reading and then wrote could not wait
+        # for it, and failed at once with "database is locked": 738 times in one load run), readers stop waiting
+        # for a writer, and a commit stops syncing a whole journal (each reported event is a transaction). Off by
+        # default: in WAL mode a database file swapped under open connections, as the outage tests do, is a disk
+        # I/O error for every later connection, and an IMMEDIATE transaction held open by a test blocks the
+        # read-only transactions of the processes it starts.
+        DATABASES["default"]["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
         DATABASES["default"]["OPTIONS"]["init_command"] = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
     # A file, not memory, so that worker processes started by the tests share the test database.
     DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / ".run" / "test-db.sqlite3")}

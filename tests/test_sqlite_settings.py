@@ -1,4 +1,4 @@
-"""SQLite's settings: transactions take the write lock when they begin; the bench's write-ahead log is opt-in."""
+"""SQLite's settings: the bench's immediate transactions and write-ahead log are opt-in, the default stays as it was."""
 
 from __future__ import annotations
 
@@ -23,10 +23,11 @@ def _options(**env: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_transactions_are_immediate_and_the_journal_is_the_default():
+def test_by_default_transactions_are_deferred_and_the_journal_is_sqlites_own():
     options = _options()
-    assert options["transaction_mode"] == "IMMEDIATE" and "init_command" not in options
+    assert "transaction_mode" not in options and "init_command" not in options
 
 
-def test_the_bench_turns_the_write_ahead_log_on():
-    assert "journal_mode=WAL" in _options(WARPLAB_SQLITE_WAL="1")["init_command"]
+def test_the_bench_turns_immediate_transactions_and_the_write_ahead_log_on():
+    options = _options(WARPLAB_SQLITE_WAL="1")
+    assert options["transaction_mode"] == "IMMEDIATE" and "journal_mode=WAL" in options["init_command"]
