@@ -7,13 +7,17 @@ an exercise the learner may see, in a language it offers.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from django.contrib.auth.models import User
+from django.db import OperationalError
 
 from gpu_worker.protocol import MAX_SOURCE_BYTES
 from labs.models import Exercise, SourceDraft
 from labs.runs.services import SubmissionRejected
+
+SAVE_ATTEMPTS = 4
 
 
 def save_draft(user: User, exercise_slug: str, language: str, source: str) -> SourceDraft:
@@ -25,10 +29,20 @@ def save_draft(user: User, exercise_slug: str, language: str, source: str) -> So
         raise SubmissionRejected(f"'{exercise.title}' is not offered in {language}.")
     if len(source.encode()) > MAX_SOURCE_BYTES:
         raise SubmissionRejected(f"The draft is over the {MAX_SOURCE_BYTES // 1024} KiB limit.", status=413)
-    draft, _ = SourceDraft.objects.update_or_create(
-        owner=user, exercise=exercise, language=language, defaults={"source": source}
-    )
-    return draft
+    for attempt in range(SAVE_ATTEMPTS):
+        try:
+            draft, _ = SourceDraft.objects.update_or_create(
+                owner=user, exercise=exercise, language=language, defaults={"source": source}
+            )
+            return draft
+        except OperationalError:
+            # SQLite (`./lab up`) refuses a transaction that began by reading and then writes while the web-queue
+            # worker stores a run's events ("database is locked", at once, whatever the timeout): the save is
+            # idempotent, so take it again rather than answer the typing learner 503
+            if attempt == SAVE_ATTEMPTS - 1:
+                raise
+            time.sleep(0.05 * (attempt + 1))
+    raise AssertionError("unreachable")
 
 
 def draft_state(draft: SourceDraft) -> dict[str, Any]:
