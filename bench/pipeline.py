@@ -217,7 +217,17 @@ async def run_one(user: Any, language: str, source: str, timeout: float) -> dict
     record["figures"] = len(result.get("figures") or [])
     sizes = (result.get("timing") or {}).get("sizes") or []
     record["timed_sizes"] = [  # where the job's timing went, size by size (the measuring process's clock)
-        {k: size.get(k) for k in ("lock_wait_seconds", "lock_held_seconds", "repeats", "stop_reason", "gpu_seconds")}
+        {
+            k: size.get(k)
+            for k in (
+                "lock_wait_seconds",
+                "lock_held_seconds",
+                "sharing_wait_seconds",
+                "repeats",
+                "stop_reason",
+                "gpu_seconds",
+            )
+        }
         for size in sizes
     ]
     first = record["first"]
@@ -320,8 +330,8 @@ async def run_concurrent(
 
 
 def _where_the_time_went(jobs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Under load, per job: waiting for a worker, running, and the timing lock (waited for, held), with the
-    samples each size took: what a slow verdict was made of."""
+    """Under load, per job: waiting for a worker, running, the timing lock (waited for, held), the checks' wait
+    behind other jobs' timings, and the samples each size took: what a slow verdict was made of."""
 
     def between(a: str, b: str) -> list[float]:
         return [j["first"][b] - j["first"][a] for j in jobs if a in j["first"] and b in j["first"]]
@@ -333,6 +343,8 @@ def _where_the_time_went(jobs: list[dict[str, Any]]) -> dict[str, Any]:
         "started_to_done_s": _stats(between("started", "done")),
         "lock_wait_per_job_s": _stats([sum(s["lock_wait_seconds"] or 0 for s in t) for t in timed]),
         "lock_held_per_job_s": _stats([sum(s["lock_held_seconds"] or 0 for s in t) for t in timed]),
+        # the checks' shared lock, held back by other jobs' timings (a running total: the last size's is the job's)
+        "checks_wait_per_job_s": _stats([t[-1].get("sharing_wait_seconds") or 0 for t in timed]),
         "gpu_per_job_s": _stats([sum(s["gpu_seconds"] or 0 for s in t) for t in timed]),
         "samples_per_size": _stats([s["repeats"] for s in sizes if s.get("repeats")]),
         "stop_reasons": dict(collections.Counter(s.get("stop_reason") for s in sizes)),

@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -172,6 +173,7 @@ class CudaBackend(Backend):
         self._last: tuple[Kernel, list[Any], LaunchConfig] | None = None
         self.faulted = False
         self.stream: Any = None
+        self.sharing_wait_s = 0.0  # time this job's correctness work waited for other jobs' timings
 
     def device(self) -> str:
         name = self.props["name"]
@@ -324,8 +326,26 @@ class CudaBackend(Backend):
         """The job's arguments for one input set, born on this GPU in the launches' stream (`device_inputs`)."""
         from gpu_worker.exercise.device_inputs import make_device_arguments
 
-        with self._stream():
+        with self._sharing(), self._stream():
             return make_device_arguments(self.cp, args, sizes, seed)
+
+    @contextlib.contextmanager
+    def _sharing(self) -> Iterator[None]:
+        """Correctness work on the GPU (draws, the check launch, expected outputs, comparisons) under the shared
+        kind of the per-GPU lock: beside other jobs' such work, never inside a timed run (`gpu_lock`). Under a
+        class's load, checks running into a timing took its samples from 20 to 120 a size (run 22). The stream is
+        drained before the lock goes, or its queued kernels would run on into someone's timing."""
+        from gpu_worker.measurement.gpu_lock import sharing_lock
+
+        with sharing_lock(self.uuid) if self.uuid else contextlib.nullcontext(0.0) as waited:
+            self.sharing_wait_s += waited
+            try:
+                yield
+            except BaseException:
+                with contextlib.suppress(Exception):  # a faulted context cannot synchronise; the fault is the news
+                    self._stream().synchronize()
+                raise
+            self._stream().synchronize()
 
     def _stream(self) -> Any:
         """The stream every step of a job runs in (made on first use): uploads, draws, launches, checks."""
@@ -376,7 +396,7 @@ class CudaBackend(Backend):
         without, copy the outputs back into the host arrays."""
         cp = self.cp
         try:
-            with self._stream():  # uploads, the launch and downloads in one stream's order
+            with self._sharing(), self._stream():  # uploads, the launch and downloads in one stream's order
                 dev_args = self._device_args(handle, args)
                 expectation = device_check.expect(cp, check, dev_args) if check is not None else None
                 launch = self._launcher(handle, dev_args, config)
@@ -385,10 +405,10 @@ class CudaBackend(Backend):
                 checks = None
                 if check is not None and expectation is not None:
                     checks = device_check.compare(cp, check, expectation, dev_args)
-            if checks is None:
-                for host, dev, role in zip(args, dev_args, handle.roles, strict=True):
-                    if role == "out" and isinstance(host, numpy.ndarray):  # device-born outputs stay there
-                        host[...] = cp.asnumpy(dev)
+                if checks is None:
+                    for host, dev, role in zip(args, dev_args, handle.roles, strict=True):
+                        if role == "out" and isinstance(host, numpy.ndarray):  # device-born outputs stay there
+                            host[...] = cp.asnumpy(dev)
         except device_check.Tampered as exc:
             raise LearnerError("runtime_error", TAMPERED.format(exc)) from None
         except LearnerError:
@@ -425,7 +445,7 @@ class CudaBackend(Backend):
         guard, sets, expectations = None, [], []
         try:
             if timed and check is not None:
-                with self.stream:
+                with self._sharing(), self.stream:
                     sets = [self._device_args(handle, values) for values in timed]
                     expectations = [device_check.expect(cp, check, s) for s in sets]
                     outs = [[d for d, r in zip(s, handle.roles, strict=True) if r == "out"] for s in sets]
@@ -437,9 +457,10 @@ class CudaBackend(Backend):
                 launch, nvml=self.nvml, config=config, guard=guard, exclusive=timing_lock(self.uuid)
             )
             checks: list[CheckInfo] = []
-            for k, (values, expectation) in enumerate(zip(sets, expectations, strict=True)):
-                assert check is not None
-                checks += device_check.compare(cp, check, expectation, values, f" (timed launches, inputs {k + 1})")
+            with self._sharing() if sets else contextlib.nullcontext():
+                for k, (values, expectation) in enumerate(zip(sets, expectations, strict=True)):
+                    assert check is not None
+                    checks += device_check.compare(cp, check, expectation, values, f" (timed launches, inputs {k + 1})")
         except device_check.Tampered as exc:
             raise LearnerError("runtime_error", TAMPERED.format(exc)) from None
         except Exception as exc:
@@ -450,6 +471,7 @@ class CudaBackend(Backend):
         summary = timing.brief(result)
         summary["lock_wait_seconds"] = round(result["lock_wait_seconds"], 4)
         summary["lock_held_seconds"] = round(result["lock_held_seconds"], 4)  # the GPU alone: the worker's busy time
+        summary["sharing_wait_seconds"] = round(self.sharing_wait_s, 4)  # this job's checks so far, behind timings
         summary["device_before"] = result["device_before"]
         summary["device_after"] = result["device_after"]
         summary["method"] = "CUDA events, L2 flushed before each sample; hot = CUDA-graph replay / K"

@@ -1,29 +1,52 @@
-"""One timed measurement at a time per GPU: an advisory `flock` on /tmp/warplab-gpu-<uuid>.lock.
+"""The per-GPU lock: timed runs have the GPU alone; correctness work shares it, but never with a timed run.
 
-Correctness runs may share a GPU; timed runs may not, or each would slow the
-other. The lock file lives in the worker's own /tmp, which a sandboxed child
-does not see (it gets a private /tmp), so the worker opens it and hands the
-child an inherited file descriptor (`WARPLAB_GPU_LOCK_FD`); the child takes
-and drops the lock on that descriptor around its timing phase only. A child
-that dies, however it dies, closes the descriptor and so releases the lock.
-Outside a sandbox (benchmarks, the command line) `GpuLock` opens the file
-itself.
+Two kinds of holder, on /tmp/warplab-gpu-<uuid>.lock:
+- a timed measurement takes it exclusively (`timing_lock`): nothing else runs kernels on the GPU
+  while its samples are taken, or each would slow the other and the samples would spread;
+- correctness work (drawing inputs on the device, the check launch, computing the expected
+  outputs and comparing) takes it shared (`sharing_lock`): any number at once, none during a timing.
+
+Linux grants a shared lock while an exclusive one waits, so a stream of checks would starve the
+timings (a class's load is mostly checks). A gate in front makes it writer-first: a timing takes the
+gate and keeps it until it is done; a check passes through the gate (takes and drops it shared)
+before it asks for the lock. So a waiting timing lets the checks already inside finish, and holds
+back the ones that come after it.
+
+The gate and the lock are two bytes of one file, locked with open-file-description locks
+(F_OFD_SETLK): one descriptor carries both, and a lock belongs to its open file, as `flock`'s
+does, so a child that dies releases it. Where the kernel lacks them (EINVAL), a timing takes one
+`flock` and correctness work takes nothing, as before the shared kind existed.
+
+The lock file lives in the worker's own /tmp, which a sandboxed child does not see (it gets a
+private /tmp), so the worker opens it and hands the child an inherited descriptor
+(`WARPLAB_GPU_LOCK_FD`). Outside a sandbox (benchmarks, the command line) `GpuLock` opens the
+file itself.
+
+A thread never waits for the exclusive lock while it holds the shared one (two such holders would
+wait for each other forever): that is refused as a programming error. Shared inside exclusive,
+and either inside itself, are free (the holder already has what it needs). Two threads of one
+process are two holders, unless they lock through one descriptor (locks belong to the open file).
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import re
 import signal
+import struct
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 LOCK_DIR_ENV = "WARPLAB_GPU_LOCK_DIR"
 LOCK_FD_ENV = "WARPLAB_GPU_LOCK_FD"
+
+GATE, MAIN = 0, 1  # the bytes of the lock file that stand for the gate and the lock
+EXCLUSIVE, SHARED = "exclusive", "shared"
 
 
 class LockTimeout(TimeoutError):
@@ -43,34 +66,54 @@ def open_lock_fd(uuid: str, directory: str | None = None) -> int:
     return fd
 
 
-@contextmanager
-def locked(fd: int, timeout: float = 60.0) -> Iterator[float]:
-    """Hold an exclusive flock on `fd` for the block; yields how long we waited, in seconds."""
-    start = time.monotonic()
-    _acquire(fd, timeout)
+# --- the kernel's locks: a byte of the file (open-file-description locks), or the whole file (flock) ---
+
+_OFD: list[bool | None] = [None]  # whether this kernel has open-file-description locks (found on first use)
+
+
+def _byte_lock(fd: int, kind: int, byte: int, wait: bool) -> None:
+    # struct flock: short l_type, short l_whence, off_t l_start, off_t l_len, pid_t l_pid (0 for OFD locks)
+    request = struct.pack("hhqqi4x", kind, os.SEEK_SET, byte, 1, 0)
+    fcntl.fcntl(fd, fcntl.F_OFD_SETLKW if wait else fcntl.F_OFD_SETLK, request)
+
+
+def has_ofd_locks(fd: int) -> bool:
+    """Whether this kernel locks bytes per open file (Linux 3.15+; a sandbox's kernel may not)."""
+    if _OFD[0] is None:
+        try:
+            _byte_lock(fd, fcntl.F_UNLCK, MAIN + 1, wait=False)  # unlocking an unheld byte: a no-op where supported
+            _OFD[0] = True
+        except OSError as exc:
+            if exc.errno not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+                raise
+            _OFD[0] = False
+    return bool(_OFD[0])
+
+
+def _try(take: Callable[[bool], None]) -> bool:
     try:
-        yield time.monotonic() - start
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
+        take(False)
+        return True
+    except OSError as exc:
+        if exc.errno in (errno.EAGAIN, errno.EACCES):  # held by another: POSIX allows either
+            return False
+        raise
 
 
-def _acquire(fd: int, timeout: float) -> None:
-    """Take the lock; wait blocked in the kernel where we can, so it passes on the moment it is let go.
+def _acquire(take: Callable[[bool], None], release: Callable[[], None], timeout: float) -> None:
+    """Take a lock (`take(wait)`); wait blocked in the kernel where we can, so it passes on the moment it is let go.
 
     Polling with a back-off left the GPU idle between holders for up to the poll's interval, a few
-    percent of the lock's time under a class's load (run 21). A blocking `flock` wakes the next
+    percent of the lock's time under a class's load (run 21). A blocking wait wakes the next
     waiter at once; its timeout is an interval timer, which only the main thread may use, and only
     when nothing else in the process uses SIGALRM: elsewhere we poll every millisecond.
     """
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    if _try(take):
         return
-    except BlockingIOError:
-        pass
     if _may_block_with_a_timer():
-        _acquire_blocking(fd, timeout)
+        _acquire_blocking(take, release, timeout)
     else:
-        _acquire_polling(fd, timeout)
+        _acquire_polling(take, timeout)
 
 
 def _may_block_with_a_timer() -> bool:
@@ -85,33 +128,120 @@ def _busy(timeout: float) -> LockTimeout:
     return LockTimeout(f"GPU busy with another timed run for {timeout:.0f} s")
 
 
-def _acquire_blocking(fd: int, timeout: float) -> None:
+def _acquire_blocking(take: Callable[[bool], None], release: Callable[[], None], timeout: float) -> None:
     def expired(signum: int, frame: Any) -> None:
         raise _busy(timeout)
 
     previous = signal.signal(signal.SIGALRM, expired)
     try:
         signal.setitimer(signal.ITIMER_REAL, max(timeout, 1e-3))
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        take(True)
         signal.setitimer(signal.ITIMER_REAL, 0.0)
     except LockTimeout:
         signal.setitimer(signal.ITIMER_REAL, 0.0)
-        fcntl.flock(fd, fcntl.LOCK_UN)  # the timer may have fired just after the lock came: let it go again
+        release()  # the timer may have fired just after the lock came: let it go again
         raise
     finally:
         signal.signal(signal.SIGALRM, previous)
 
 
-def _acquire_polling(fd: int, timeout: float, poll: float = 0.001) -> None:
+def _acquire_polling(take: Callable[[bool], None], timeout: float, poll: float = 0.001) -> None:
     start = time.monotonic()
-    while True:
+    while not _try(take):
+        if time.monotonic() - start >= timeout:
+            raise _busy(timeout) from None
+        time.sleep(poll)
+
+
+def _flock_take(fd: int) -> Callable[[bool], None]:
+    return lambda wait: fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+
+
+def _byte_take(fd: int, kind: int, byte: int) -> Callable[[bool], None]:
+    return lambda wait: _byte_lock(fd, kind, byte, wait)
+
+
+def _byte_release(fd: int, byte: int) -> Callable[[], None]:
+    return lambda: _byte_lock(fd, fcntl.F_UNLCK, byte, wait=False)
+
+
+# --- what this process holds, per lock file: the rules against waiting on oneself ---
+
+# A holder is a thread and a lock file, whatever descriptor it came through: a timing that opens the file
+# afresh must not wait for the same thread's shared hold on another descriptor (OFD locks would make it).
+_HELD: dict[tuple[int, int, int], list[Any]] = {}  # (thread, device, inode) -> [kind, depth]
+_HELD_GUARD = threading.Lock()
+
+
+def _file_key(fd: int) -> tuple[int, int, int]:
+    st = os.fstat(fd)
+    return threading.get_ident(), st.st_dev, st.st_ino
+
+
+@contextmanager
+def _holding(fd: int, kind: str, timeout: float) -> Iterator[float]:
+    key = _file_key(fd)
+    with _HELD_GUARD:
+        held = _HELD.get(key)
+        if held is not None:
+            if held[0] == SHARED and kind == EXCLUSIVE:
+                raise RuntimeError("the exclusive GPU lock asked for while this process holds it shared")
+            held[1] += 1  # already held as strongly as asked: nothing to take
+    if held is not None:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            if time.monotonic() - start >= timeout:
-                raise _busy(timeout) from None
-            time.sleep(poll)
+            yield 0.0
+        finally:
+            with _HELD_GUARD:
+                held[1] -= 1
+        return
+    start = time.monotonic()
+    release = _take(fd, kind, timeout)
+    with _HELD_GUARD:
+        _HELD[key] = [kind, 1]
+    try:
+        yield time.monotonic() - start
+    finally:
+        with _HELD_GUARD:
+            del _HELD[key]
+        release()
+
+
+def _take(fd: int, kind: str, timeout: float) -> Callable[[], None]:
+    """Take the lock as `kind` (through the gate); return what lets it go."""
+    deadline = time.monotonic() + timeout
+
+    def left() -> float:
+        return max(deadline - time.monotonic(), 1e-3)
+
+    if not has_ofd_locks(fd):
+        if kind == SHARED:
+            return lambda: None
+        _acquire(_flock_take(fd), lambda: fcntl.flock(fd, fcntl.LOCK_UN), timeout)
+        return lambda: fcntl.flock(fd, fcntl.LOCK_UN)
+    if kind == EXCLUSIVE:
+        _acquire(_byte_take(fd, fcntl.F_WRLCK, GATE), _byte_release(fd, GATE), timeout)
+        try:
+            _acquire(_byte_take(fd, fcntl.F_WRLCK, MAIN), _byte_release(fd, MAIN), left())
+        except BaseException:
+            _byte_release(fd, GATE)()
+            raise
+
+        def release_both() -> None:
+            _byte_release(fd, MAIN)()
+            _byte_release(fd, GATE)()
+
+        return release_both
+    _acquire(_byte_take(fd, fcntl.F_RDLCK, GATE), _byte_release(fd, GATE), timeout)
+    _byte_release(fd, GATE)()  # through the gate: no timing was waiting, or it has gone
+    _acquire(_byte_take(fd, fcntl.F_RDLCK, MAIN), _byte_release(fd, MAIN), left())
+    return _byte_release(fd, MAIN)
+
+
+@contextmanager
+def locked(fd: int, timeout: float = 60.0, kind: str = EXCLUSIVE) -> Iterator[float]:
+    """Hold the lock on `fd` for the block (exclusively unless `kind` is SHARED); yields how long we waited."""
+    with _holding(fd, kind, timeout) as waited:
+        yield waited
 
 
 class GpuLock:
@@ -121,10 +251,10 @@ class GpuLock:
         self.path = lock_path(uuid, directory)
 
     @contextmanager
-    def hold(self, timeout: float = 60.0) -> Iterator[float]:
+    def hold(self, timeout: float = 60.0, kind: str = EXCLUSIVE) -> Iterator[float]:
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            with locked(fd, timeout) as waited:
+            with locked(fd, timeout, kind) as waited:
                 yield waited
         finally:
             os.close(fd)
@@ -132,7 +262,20 @@ class GpuLock:
 
 @contextmanager
 def timing_lock(uuid: str, timeout: float = 60.0) -> Iterator[float]:
-    """The lock a timed measurement takes: the inherited descriptor if the worker gave one, else the file."""
+    """The lock a timed measurement takes, alone: the inherited descriptor if the worker gave one, else the file."""
+    with _lock(uuid, timeout, EXCLUSIVE) as waited:
+        yield waited
+
+
+@contextmanager
+def sharing_lock(uuid: str, timeout: float = 60.0) -> Iterator[float]:
+    """The lock correctness work on the GPU takes: shared with other such work, never with a timed run."""
+    with _lock(uuid, timeout, SHARED) as waited:
+        yield waited
+
+
+@contextmanager
+def _lock(uuid: str, timeout: float, kind: str) -> Iterator[float]:
     fd_text = os.environ.get(LOCK_FD_ENV)
     if fd_text and fd_text.isdigit():
         try:
@@ -140,10 +283,10 @@ def timing_lock(uuid: str, timeout: float = 60.0) -> Iterator[float]:
         except OSError:
             fd_text = None
         else:
-            with locked(int(fd_text), timeout) as waited:
+            with locked(int(fd_text), timeout, kind) as waited:
                 yield waited
             return
-    with GpuLock(uuid).hold(timeout) as waited:
+    with GpuLock(uuid).hold(timeout, kind) as waited:
         yield waited
 
 

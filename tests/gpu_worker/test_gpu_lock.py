@@ -58,10 +58,72 @@ def test_a_child_locks_through_an_inherited_descriptor(tmp_path, monkeypatch):
 
 def test_an_inherited_lock_excludes_other_holders(tmp_path):
     fd = gpu_lock.open_lock_fd("GPU-w", str(tmp_path))
-    other = gpu_lock.GpuLock("GPU-w", str(tmp_path))
-    with gpu_lock.locked(fd, timeout=1), pytest.raises(gpu_lock.LockTimeout), other.hold(timeout=0.2):
-        pass
+    with gpu_lock.locked(fd, timeout=1):
+        assert _try_in_a_process(tmp_path, "GPU-w", "exclusive", 0.2) == "timed out"
     os.close(fd)
+
+
+def _try_in_a_process(tmp_path, uuid: str, kind: str, timeout: float) -> str:
+    """Another process asks for the lock as `kind`: 'got it' or 'timed out'."""
+    code = textwrap.dedent(
+        f"""
+        from gpu_worker.measurement import gpu_lock
+        try:
+            with gpu_lock.GpuLock({uuid!r}, {str(tmp_path)!r}).hold(timeout={timeout}, kind={kind!r}):
+                print("got it")
+        except gpu_lock.LockTimeout:
+            print("timed out")
+        """
+    )
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_correctness_work_shares_the_gpu_but_never_with_a_timing(tmp_path):
+    lock = gpu_lock.GpuLock("GPU-s", str(tmp_path))
+    with lock.hold(timeout=1, kind=gpu_lock.SHARED):
+        assert _try_in_a_process(tmp_path, "GPU-s", "shared", 0.3) == "got it"
+        assert _try_in_a_process(tmp_path, "GPU-s", "exclusive", 0.3) == "timed out"
+    with lock.hold(timeout=1):
+        assert _try_in_a_process(tmp_path, "GPU-s", "shared", 0.3) == "timed out"
+    assert _try_in_a_process(tmp_path, "GPU-s", "exclusive", 0.3) == "got it"
+
+
+def test_a_waiting_timing_goes_before_the_checks_that_come_after_it(tmp_path):
+    # a check holds the GPU; a timing waits for it; a later check must wait behind the timing (writer first),
+    # or a class's stream of checks would keep the timings out forever
+    import time
+
+    timing = textwrap.dedent(
+        f"""
+        import time
+        from gpu_worker.measurement import gpu_lock
+        with gpu_lock.GpuLock("GPU-g", {str(tmp_path)!r}).hold(timeout=30):
+            print("timing in", flush=True)
+            time.sleep(0.5)
+        print("timing out", flush=True)
+        """
+    )
+    lock = gpu_lock.GpuLock("GPU-g", str(tmp_path))
+    with lock.hold(timeout=1, kind=gpu_lock.SHARED):
+        waiter = subprocess.Popen([sys.executable, "-c", timing], stdout=subprocess.PIPE, text=True)
+        time.sleep(1.0)  # long enough for the timing to start and wait at the gate
+        assert _try_in_a_process(tmp_path, "GPU-g", "shared", 0.3) == "timed out"  # held back by the waiting timing
+    assert waiter.stdout is not None
+    assert waiter.stdout.readline().strip() == "timing in"  # this check's leaving let the timing in
+    assert _try_in_a_process(tmp_path, "GPU-g", "shared", 5) == "got it"  # and the checks come after it
+    assert waiter.stdout.readline().strip() == "timing out"
+    waiter.wait(10)
+
+
+def test_shared_inside_exclusive_is_free_and_exclusive_inside_shared_is_refused(tmp_path):
+    lock = gpu_lock.GpuLock("GPU-n", str(tmp_path))
+    with lock.hold(timeout=1):
+        with lock.hold(timeout=1, kind=gpu_lock.SHARED) as waited:
+            assert waited == 0.0
+        assert _try_in_a_process(tmp_path, "GPU-n", "shared", 0.2) == "timed out"  # still held alone
+    with lock.hold(timeout=1, kind=gpu_lock.SHARED), pytest.raises(RuntimeError, match="exclusive"), lock.hold(1):
+        pass
+    assert _try_in_a_process(tmp_path, "GPU-n", "exclusive", 0.3) == "got it"  # nothing stayed locked
 
 
 def test_a_blocked_wait_times_out_and_leaves_no_timer_or_handler_behind(tmp_path):
