@@ -7,7 +7,8 @@
 # Steps: trace (bench/engine_trace.py: vector-add's references, a clock on every event), trace-cold (the cuda
 # one with an empty kernel-cache seed), tests (every `gpu` test, each under pytest-timeout's TEST_TIMEOUT, 90 s),
 # files (each gpu test file in its own pytest, TEST_TIMEOUT 60 s by the thread method, which prints every
-# thread's stack and exits, with the process tree logged every 20 s to ps.log), pytest (PYTEST_ARGS, the same way), pipeline (4 workers, 8 learners through Celery), pipeline8 (8 workers, 8 learners, 3 rounds one at a time first; pipeline8-unique: no two sources alike), check-labs (every lab's samples on the GPU, 4 side by side), stability (timing CV and
+# thread's stack and exits, with the process tree logged every 20 s to ps.log), pytest (PYTEST_ARGS, the same way), pipeline (4 workers, 8 learners through Celery), pipeline8 (8 workers, 8 learners, 3 rounds one at a time first; pipeline8-unique: no two sources alike;
+# pipeline8-before: checks beside timings, as before the shared GPU lock), check-labs (every lab's samples on the GPU, 4 side by side), stability (timing CV and
 # do_bench side by side), goals-new / goals-old (bench/curriculum_goals.py), mps (bench/device_mps.sh, whose
 # trap always quits its MPS daemon). The first argument is the call's budget in seconds. A step is skipped
 # when less than its floor is left. Everything is written under /tmp/session and packed after every step into
@@ -75,6 +76,8 @@ step() {
                 --rounds 1 --deadline 30 --job-timeout 40 --out "$WORK/load" ;;
             pipeline8) step pipeline8 200 150 python3 bench/pipeline.py --workers 8 --learners 8 --load-seconds 75 \
                 --rounds 3 --deadline 40 --job-timeout 40 --out "$WORK/load8" ;;
+            pipeline8-before) step pipeline8-before 200 150 python3 bench/pipeline.py --workers 8 --learners 8 \
+                --load-seconds 75 --rounds 3 --deadline 40 --job-timeout 40 --checks-beside-timings --out "$WORK/load8b" ;;
             pipeline8-unique) step pipeline8-unique 200 150 python3 bench/pipeline.py --workers 8 --learners 8 \
                 --load-seconds 75 --rounds 1 --deadline 30 --job-timeout 40 --unique-sources --out "$WORK/load8u" ;;
             check-labs) step check-labs 240 90 sh -c 'python3 -m gpu_worker check-labs --backend cuda --jobs 4 \

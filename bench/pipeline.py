@@ -525,6 +525,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="each load submission a source of its own (a numbered comment): no job is served by the compile cache",
     )
+    parser.add_argument(
+        "--checks-beside-timings",
+        action="store_true",
+        help="correctness work takes no GPU lock and runs inside other jobs' timings (before the shared lock)",
+    )
     return parser.parse_args(argv)
 
 
@@ -546,6 +551,7 @@ def main(argv: list[str] | None = None) -> int:
         "rounds": args.rounds,
         "spare": "worker default" if args.spare == "auto" else args.spare,
         "web_concurrency": args.web_concurrency,
+        "checks_beside_timings": args.checks_beside_timings,
         "first_after_s": args.first_after,
         "think_s": args.think,
         "load_before": os.getloadavg(),
@@ -555,6 +561,10 @@ def main(argv: list[str] | None = None) -> int:
     }
     services: list[Service] = []
     worker_env = dict(os.environ)  # before the web's variables: the worker gets no database or secret key
+    if args.checks_beside_timings:
+        from gpu_worker.measurement.gpu_lock import CHECKS_BESIDE_TIMINGS_ENV
+
+        worker_env[CHECKS_BESIDE_TIMINGS_ENV] = "1"
     code = 1
     try:
         redis_url = args.redis_url

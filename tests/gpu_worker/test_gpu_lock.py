@@ -184,3 +184,25 @@ def test_a_blocked_waiter_gets_the_lock_once_its_holder_lets_go(tmp_path):
         time.sleep(1.0)  # long enough for the waiter to start and block
     out, _ = waiter.communicate(timeout=30)
     assert out.strip() == "got it"
+
+
+def test_the_benchmarks_before_switch_lets_checks_run_inside_a_timing(tmp_path, monkeypatch):
+    monkeypatch.setenv(gpu_lock.LOCK_DIR_ENV, str(tmp_path))
+    code = textwrap.dedent(
+        """
+        from gpu_worker.measurement import gpu_lock
+        try:
+            with gpu_lock.sharing_lock("GPU-b", timeout=0.2):
+                print("in")
+        except gpu_lock.LockTimeout:
+            print("timed out")
+        """
+    )
+
+    def check() -> str:
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+
+    with gpu_lock.GpuLock("GPU-b", str(tmp_path)).hold(timeout=1):
+        assert check() == "timed out"
+        monkeypatch.setenv(gpu_lock.CHECKS_BESIDE_TIMINGS_ENV, "1")
+        assert check() == "in"
