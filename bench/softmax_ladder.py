@@ -1,6 +1,6 @@
 """Module 4's abstraction ladder, measured: one row-wise softmax at every rung a student can run on this worker.
 
-    python3 bench/softmax_ladder.py --out-dir DIR     (on a GPU; a device call: bash bench/device_session.sh 150 ladder)
+    python3 bench/softmax_ladder.py --out-dir DIR     (on a GPU; a device call: bash bench/device_session.sh 240 ladder)
 
 Rungs, from the bottom: the raw CUDA C++ kernels of the module's exercises (labs/content/04-toolchain/
 softmax-three-pass and softmax-online, their reference.cu, compiled by CuPy's NVRTC); Triton (bench/ladder/
