@@ -3,14 +3,19 @@
 #
 #     run(command="bash bench/device_session.sh 570 tests pipeline", carry=[".whl", ".deb"])
 #     run(command="bash bench/device_session.sh 570 goals-new mps stability goals-old", carry=[".whl", ".deb"])
+#     run(command="bash bench/device_session.sh 240 ladder", carry=[".whl", ".deb"])
 #
 # Steps: trace (bench/engine_trace.py: vector-add's references, a clock on every event), trace-cold (the cuda
 # one with an empty kernel-cache seed), tests (every `gpu` test, each under pytest-timeout's TEST_TIMEOUT, 90 s),
 # files (each gpu test file in its own pytest, TEST_TIMEOUT 60 s by the thread method, which prints every
-# thread's stack and exits, with the process tree logged every 20 s to ps.log), pytest (PYTEST_ARGS, the same way), pipeline (4 workers, 8 learners through Celery), pipeline8 (8 workers, 8 learners, 3 rounds one at a time first; pipeline8-unique: no two sources alike;
-# pipeline8-before: checks beside timings, as before the shared GPU lock), check-labs (every lab's samples on the GPU, 4 side by side), stability (timing CV and
+# thread's stack and exits, with the process tree logged every 20 s to ps.log), pytest (PYTEST_ARGS, the same way),
+# pipeline (4 workers, 8 learners through Celery), pipeline8 (8 workers, 8 learners, 3 rounds one at a time first;
+# pipeline8-unique: no two sources alike; pipeline8-before: checks beside timings, as before the shared GPU lock),
+# check-labs (every lab's samples on the GPU, 4 side by side; each case with its goals measured in
+# check-labs-cuda.json, copied to $OUT: bench/goals_table.py's input), stability (timing CV and
 # do_bench side by side), goals-new / goals-old (bench/curriculum_goals.py), mps (bench/device_mps.sh, whose
-# trap always quits its MPS daemon). The first argument is the call's budget in seconds. A step is skipped
+# trap always quits its MPS daemon), ladder (bench/softmax_ladder.py, module 4's softmax at every rung, into
+# $WORK/ladder, its JSON and table copied to $OUT). The first argument is the call's budget in seconds. A step is skipped
 # when less than its floor is left. Everything is written under /tmp/session and packed after every step into
 # $OUT/session.tgz, beside $OUT/stdout.txt and $OUT/calibration.json (the tool brings back 8 files at most).
 source bench/device_setup.sh || exit 1
@@ -81,12 +86,15 @@ step() {
             pipeline8-unique) step pipeline8-unique 200 150 python3 bench/pipeline.py --workers 8 --learners 8 \
                 --load-seconds 75 --rounds 1 --deadline 30 --job-timeout 40 --unique-sources --out "$WORK/load8u" ;;
             check-labs) step check-labs 240 90 sh -c 'python3 -m gpu_worker check-labs --backend cuda --jobs 4 \
-                > '"$WORK"'/check-labs-cuda.txt 2>&1; rc=$?; tail -40 '"$WORK"'/check-labs-cuda.txt; exit $rc' ;;
+                --json '"$WORK"'/check-labs-cuda.json > '"$WORK"'/check-labs-cuda.txt 2>&1; rc=$?
+                cp '"$WORK"'/check-labs-cuda.json '"$OUT"'/ 2>/dev/null; tail -40 '"$WORK"'/check-labs-cuda.txt; exit $rc' ;;
             stability) step stability 130 60 python3 bench/gpu_engine.py --sections stability --out "$WORK/engine" ;;
             goals-new) step goals-new 220 60 python3 bench/curriculum_goals.py --backend cuda \
                 --out "$WORK/goals-new.json" occupancy mixed-precision matmul-register-tiles ;;
             goals-old) step goals-old 220 60 python3 bench/curriculum_goals.py --backend cuda \
                 --out "$WORK/goals-old.json" divergence reduction matmul-tiled coalescing transpose pointer-chase ;;
+            ladder) step ladder 90 45 sh -c 'python3 bench/softmax_ladder.py --out-dir '"$WORK"'/ladder \
+                && cp '"$WORK"'/ladder/softmax-ladder.json '"$WORK"'/ladder/softmax-ladder.md '"$OUT"'/' ;;
             mps) step mps 240 120 env OUT="$WORK/mps" MPS_BENCH_JOBS=6 bash bench/device_mps.sh ;;
             *) echo "== $what: unknown step" ;;
         esac

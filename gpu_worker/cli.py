@@ -1,7 +1,7 @@
 """`python -m gpu_worker`: run a kernel, check the labs' sample submissions, or test this worker, without the website.
 
     python -m gpu_worker run --exercise vector-add --language numba --source my.py [--backend sim] [--events]
-    python -m gpu_worker check-labs [--backend sim] [--lab vector-add] [--jobs 4]
+    python -m gpu_worker check-labs [--backend sim] [--lab vector-add] [--jobs 4] [--json cases.json]
     python -m gpu_worker selftest [--backend sim]
     python -m gpu_worker occupancy ...
     python -m gpu_worker calibrate [--refresh] [--json]
@@ -17,11 +17,12 @@ from __future__ import annotations
 import argparse
 import collections
 import concurrent.futures
+import json
 import multiprocessing
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +105,10 @@ class _Checked:
     seconds: float
     ok: bool
     message: str
+    goals: tuple[dict[str, Any], ...] = ()  # each goal as judged: name, metric, target, comparison, measured, met
+
+
+_GOAL_FIELDS = ("name", "metric", "target", "comparison", "measured", "met")
 
 
 def _check_case(lab: Lab, case_index: int, backend: str) -> _Checked:
@@ -120,7 +125,8 @@ def _check_case(lab: Lab, case_index: int, backend: str) -> _Checked:
             got += {True: " (goals met)", False: " (goals missed)", None: " (goals not judged)"}[result.goals_met]
         ok = ok and result.goals_met is goals_met
     seconds = time.monotonic() - started
-    return _Checked(lab.spec.slug, case.name, case.language, expected, got, seconds, ok, result.message[:100])
+    goals = tuple({k: g.get(k) for k in _GOAL_FIELDS} for g in result.goals)
+    return _Checked(lab.spec.slug, case.name, case.language, expected, got, seconds, ok, result.message[:100], goals)
 
 
 def _check_in_a_process(content: Path | None, slug: str, case_index: int, backend: str) -> _Checked:
@@ -173,6 +179,10 @@ def _cmd_check_labs(args: argparse.Namespace) -> int:
     )
     for checked in failures:
         print(f"FAIL {checked.lab}/{checked.case} ({checked.language}): expected {checked.expected}, got {checked.got}")
+    if args.json:  # in the labs' order, whatever order the cases ended in
+        order = {(slug, case): i for i, (slug, case, _) in enumerate(names)}
+        done.sort(key=lambda c: order[(c.lab, c.case)])
+        args.json.write_text(json.dumps({"backend": args.backend, "cases": [asdict(c) for c in done]}, indent=1))
     return 1 if failures else 0
 
 
@@ -230,6 +240,7 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("--content", type=Path, default=None)
     check.add_argument("--lab", action="append", help="only this lab (repeatable)")
     check.add_argument("--jobs", type=int, default=1, help="cases side by side, each in a process of its own")
+    check.add_argument("--json", type=Path, default=None, help="also write every case, its goals measured, here")
     check.set_defaults(handler=_cmd_check_labs)
 
     selftest = commands.add_parser("selftest", help="run the vector-add reference on this worker's backend")

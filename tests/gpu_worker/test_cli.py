@@ -52,13 +52,19 @@ def test_check_labs_passes_good_samples_and_fails_on_a_wrong_expectation(tmp_pat
     shutil.copy(LAB.parent / "module.yaml", module / "module.yaml")
     for case in ("syntax-error-numba", "syntax-error-cuda"):
         shutil.copytree(LAB / "tests" / case, module / LAB.name / "tests" / case)
-    good = cli("check-labs", "--content", str(content), "--jobs", "2")  # side by side, a process each
+    cases = tmp_path / "cases.json"
+    good = cli("check-labs", "--content", str(content), "--jobs", "2", "--json", str(cases))  # a process each
     assert good.returncode == 0, good.stdout
     # each language's reference counts as a sample too
     samples = 2 + len(find_lab("vector-add").spec.languages)
     assert f"{samples} of {samples} sample submissions got their verdict on sim" in good.stdout
     progress = [line for line in good.stdout.splitlines() if line.startswith("[")]  # a line per case as it ends
     assert len(progress) == samples and progress[-1].startswith(f"[{samples}/{samples}] ok")
+    written = json.loads(cases.read_text())  # every case in the labs' order, each goal with its measured figure
+    in_order = [c.name for c in find_lab("vector-add", content).cases]
+    assert written["backend"] == "sim" and [c["case"] for c in written["cases"]] == in_order
+    reference = next(c for c in written["cases"] if c["case"] == "reference-numba")
+    assert reference["ok"] and {"name", "target", "measured", "met"} <= set(reference["goals"][0])
     (module / LAB.name / "tests" / "syntax-error-numba" / "expected.yaml").write_text("verdict: accepted\n")
     bad = cli("check-labs", "--content", str(content))
     assert bad.returncode == 1 and "FAIL vector-add/syntax-error-numba (numba): expected accepted" in bad.stdout

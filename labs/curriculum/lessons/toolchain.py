@@ -1,9 +1,11 @@
 """Module 4's figures: softmax's bytes per element at each rung (a model), and the ladder measured on a GPU.
 
 The traffic figure is arithmetic on the kernels' passes, labelled a model. The
-measured figure reads the newest committed `bench/results/*-softmax-ladder.json`
-(bench/softmax_ladder.py, the module's own reference kernels against CuPy's
-library composition), titled with its device and date, or says "not yet measured".
+measured figures read the newest committed `bench/results/*-softmax-ladder.json`
+(bench/softmax_ladder.py: the module's own CUDA C++ reference kernels, Triton, Helion,
+the CUTLASS DSL and two library calls), titled with its device, date and commit, or
+say "not yet measured". The ladder figure draws every rung the document names, a rung
+that could not run as such, with its reason.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from gpu_worker.science.datasheets import datasheet_for
 from labs.curriculum.lessons.registry import LessonContext, lesson_figure
@@ -56,13 +59,14 @@ def softmax_traffic(context: LessonContext) -> dict[str, Any]:
     return _layout(fig, "Softmax: traffic per rung", MODEL_NOTE)
 
 
-def newest_ladder() -> dict[str, Any] | None:
+def newest_ladder(key: str = "results") -> dict[str, Any] | None:
+    """The newest committed ladder document with a non-empty `key` ("results": timings; "rungs": the rungs tried)."""
     for path in sorted(RESULTS.glob("*-softmax-ladder.json"), reverse=True):
         try:
             document = json.loads(path.read_text())
         except (OSError, ValueError):
             continue
-        if document.get("results"):
+        if isinstance(document, dict) and document.get(key):
             return {**document, "file": f"bench/results/{path.name}"}
     return None
 
@@ -92,3 +96,86 @@ def softmax_measured(context: LessonContext) -> dict[str, Any]:
     fig.update_layout(barmode="group", yaxis={"title": "GB/s counting 8 bytes per element"})
     source = f"measured on {document['device']}, {document['date'][:10]} ({document['file']})"
     return _layout(fig, title, source)
+
+
+def _not_measured(title: str) -> dict[str, Any]:
+    fig = go.Figure()
+    fig.add_annotation(
+        text="no measurement yet: bench/softmax_ladder.py has not been run on a GPU and committed",
+        showarrow=False,
+    )
+    fig.update_layout(xaxis={"visible": False}, yaxis={"visible": False})
+    return _layout(fig, title, "not yet measured")
+
+
+@lesson_figure("toolchain-ladder")
+def softmax_ladder(context: LessonContext) -> dict[str, Any]:
+    """Each rung's time, lines of code and % of the memory roof on the largest size, bottom rung first."""
+    title = "The ladder, measured: one softmax at each rung"
+    document = newest_ladder("rungs")
+    if document is None:
+        return _not_measured(title)
+    results = document.get("results") or []
+    rows, cols = max({(r["rows"], r["cols"]) for r in results}, key=lambda size: size[0] * size[1], default=(0, 0))
+    timed = {r["rung"]: r for r in results if (r["rows"], r["cols"]) == (rows, cols)}
+    rungs = document["rungs"]
+    names = [r["rung"] for r in rungs]
+    fig = make_subplots(
+        rows=1,
+        cols=3,
+        shared_yaxes=True,
+        horizontal_spacing=0.04,
+        column_widths=[0.45, 0.2, 0.35],
+        subplot_titles=[
+            f"median time (us), {rows} x {cols} floats" if timed else "median time (us)",
+            "lines of code",
+            "% of the roof",
+        ],  # fmt: skip
+    )
+    panels = [
+        ([timed[n]["median_us"] if n in timed else None for n in names], "{:.0f} us"),
+        ([r.get("loc") for r in rungs], "{}"),
+        ([timed[n]["roof_pct"] if n in timed else None for n in names], "{:.0f}%"),
+    ]
+    for column, (values, label) in enumerate(panels, start=1):
+        fig.add_trace(
+            go.Bar(
+                y=names,
+                x=values,
+                orientation="h",
+                text=[label.format(v) if v is not None else "" for v in values],
+                textposition="auto",
+                textangle=0,  # a short bar's label beside it, not turned on its side
+                showlegend=False,
+            ),
+            row=1,
+            col=column,
+        )
+    for rung in rungs:
+        if rung["rung"] not in timed:  # not runnable, failed or wrong: said on its row, never left out
+            why = f"{rung['status']}: {rung.get('why', '')}"
+            fig.add_annotation(
+                x=0,
+                y=rung["rung"],
+                xref="x",
+                yref="y",
+                xanchor="left",
+                showarrow=False,
+                text=why if len(why) < 90 else why[:87] + "...",
+                hovertext=why,
+                font={"size": 10, "color": "#a33"},
+            )
+    roof = document.get("roof") or {}
+    measured = f"measured on {document['device']}, {document['date'][:10]}, commit {document.get('commit') or '?'}"
+    against = f"roof {roof.get('bytes_per_s', 0) / 1e9:.0f} GB/s: {roof.get('source', 'unknown')}"
+    source = f"{measured} ({document['file']}); {against}"
+    roofs = [v for v in panels[2][0] if v is not None]
+    fig.update_xaxes(range=[0, max([100.0, *roofs]) * 1.05], row=1, col=3)  # the roof is 100%
+    fig.update_layout(
+        title={"text": f"{title}<br><sup>{measured} ({document['file']})<br>{against}</sup>"},  # the source is long
+        height=180 + 45 * len(rungs),
+        margin={"l": 60, "r": 20, "t": 120, "b": 40},
+        meta={"source": source},
+        yaxis={"categoryorder": "array", "categoryarray": names},
+    )
+    return json.loads(fig.to_json())
