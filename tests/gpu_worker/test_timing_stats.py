@@ -37,6 +37,15 @@ def test_the_order_statistic_ranks_match_the_binomial_tables():
     assert stats.median_ci_ranks(100) == (39, 60)
 
 
+@pytest.mark.parametrize("confidence", [0.9, 0.95, 0.99])
+def test_the_ranks_are_the_widest_interval_the_binomial_allows(confidence):
+    # the definition, summed afresh for each j: the running sum the stopping rule uses must agree with it
+    for n in range(6, 160):
+        got = stats.median_ci_ranks(n, confidence)
+        ok = [j for j in range(n // 2 + 1) if 2.0 * stats._binom_cdf_half(j, n) <= 1.0 - confidence]
+        assert got == ((ok[-1], n - 1 - ok[-1]) if ok else None), n
+
+
 def test_the_median_interval_covers_the_true_median_about_95_percent_of_the_time():
     rng = np.random.default_rng(7)
     hits = 0
