@@ -3,9 +3,8 @@
 Issue 27's journey: vector-add, coalescing and transpose in CUDA C++ and Numba, and vector-add in Triton,
 each run on the CPU tier's PTX executor. On vector-add, the guard's exercise, the student first leaves the
 guard (or mask) out, in each language: the fault is marked on its source line in the editor. All journeys
-share one live server, one pair of workers and one chromium. Triton's vector add is accepted, but its goal stays
-unmeasured on the CPU tier, and the page says why: the executor gives no memory report for a Triton
-kernel yet (docs/ptx-executor.md, "Not yet").
+share one live server, one pair of workers and one chromium. The goals are judged from the executor's
+memory report (Triton's counted per `tl.load`: docs/ptx-executor.md).
 """
 
 from __future__ import annotations
@@ -25,7 +24,6 @@ JOURNEYS = {
     ("transpose", "cuda"): "accepted",  # correct, but the write is strided: not yet fast
     ("transpose", "numba"): "accepted",
 }
-GOES_TO = {"cuda": "every_goal_met", "numba": "every_goal_met", "triton": "accepted_with_its_goal_unmeasured"}
 EXECUTOR = "CPU tier: PTX executor (NumPy), sm_90 PTX run on the CPU"
 
 # Each language's vector add with its guard (or mask) left out: the last block reads past a and b.
@@ -113,16 +111,10 @@ class StarterToGoalMetTests(BrowserTestCase):
     def reference(self, slug: str, language: str) -> None:
         page = self.page
         assert self.submit(find_lab(slug).references[language]) == "accepted"
+        assert page.inner_text("#verdict-message").endswith("every goal met.")
+        assert page.locator("#goals li.met").count() == page.locator("#goals li").count() >= 1
         goals = page.inner_text("#goals")
-        if language == "triton":  # no memory report for Triton yet: its one CPU-tier goal is unmeasured, and why
-            assert page.inner_text("#verdict-message") == "1 check passed."
-            assert page.locator("#goals li").count() == page.locator("#goals li.unmeasured").count() == 1
-            assert "coalesced loads and stores: not measured (this run has no memory report" in goals
-            assert "no memory report for a Triton kernel yet" in page.inner_text("#compile-info")
-        else:
-            assert page.inner_text("#verdict-message").endswith("every goal met.")
-            assert page.locator("#goals li.met").count() == page.locator("#goals li").count() >= 1
-            assert "coalesced loads and stores: " in goals and ", target at most 4 sectors per request" in goals
+        assert "coalesced loads and stores: " in goals and ", target at most 4 sectors per request" in goals
         assert page.locator(".cm-error-line").count() == 0  # an earlier run's marks are gone
         self.ran_on_the_executor()
 
@@ -143,7 +135,7 @@ def _journey_test(slug: str, language: str):
     def test(self: StarterToGoalMetTests) -> None:
         self.journey(slug, language)
 
-    test.__doc__ = f"{slug} in {language}: the starter's verdict, then the reference's goals (Triton's: unmeasured)."
+    test.__doc__ = f"{slug} in {language}: the starter's verdict, then the reference meets every goal."
     return test
 
 
@@ -152,6 +144,6 @@ for _slug, _language in JOURNEYS:
     _past = "_past_an_out_of_bounds_line" if _slug == "vector-add" else ""
     setattr(
         StarterToGoalMetTests,
-        f"test_{_slug.replace('-', '_')}_in_{_language}_goes_from_starter{_past}_to_{GOES_TO[_language]}",
+        f"test_{_slug.replace('-', '_')}_in_{_language}_goes_from_starter{_past}_to_every_goal_met",
         _journey_test(_slug, _language),
     )
