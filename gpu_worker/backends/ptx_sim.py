@@ -41,9 +41,8 @@ class PtxKernel:
     block: tuple[int, int, int] | None = None  # Triton: num_warps * 32 threads, whatever the exercise's block
     shared_bytes: int | None = None  # Triton: its dynamic shared memory, from the compiler's metadata
     # Triton's blocked layouts spread a thread's elements over several scalar loads (no vector loads
-    # where alignment is unproven): its per-instruction sectors would fail the labs' goals, which were
-    # set for CUDA's one element per thread. Its memory report waits for goals that know layouts.
-    reports_memory: bool = True
+    # where alignment is unproven): its memory report values each `tl.load` as one access (report.MemoryTrace).
+    per_access: bool = False
     interpreted: bool = False  # not Triton's interpreter: the sim backend launches this itself
 
 
@@ -81,7 +80,7 @@ def executed_by(ptx: str | None, entry: str, language: str, args: list[ArgSpec])
 def launch(handle: PtxKernel, values: list[Any], config: LaunchConfig, traced: bool) -> dict[str, Any] | None:
     """Run one launch on the host arrays; the memory report (as JSON data) when `traced`. LearnerError on a fault."""
     params, memory = arguments(handle.kernel, handle.abi, handle.names, values)
-    trace = MemoryTrace() if traced and handle.reports_memory else None
+    trace = MemoryTrace(per_access=handle.per_access) if traced else None
     executor = Executor(handle.module, handle.kernel, params, memory, trace=trace)
     try:
         block = handle.block or tuple(config.block)

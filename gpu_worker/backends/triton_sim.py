@@ -98,9 +98,10 @@ def compile_triton(source: str, entry: str, args: list[ArgSpec], workdir: Path, 
     if isinstance(prepared, ptx_sim.PtxKernel):
         prepared.block = (int(facts.get("num_warps") or 4) * 32, 1, 1)
         prepared.shared_bytes = int(facts.get("shared") or 0)
-        prepared.reports_memory = False
+        prepared.per_access = True
         info.tool = f"{info.tool} (compiled for sm_90) + PTX executor (CPU)"
         info.notes.append(f"run on the CPU: {ptx_sim.DEVICE}")
+        info.notes.append(PER_ACCESS_NOTE)
         return Compiled(info=info, handle=prepared, ptx=str(found["ptx"]))
     info.tool = f"{info.tool} (compiled for sm_90) + {TRITON_TOOL}"
     info.notes.append(f"run by Triton's interpreter (the fallback): {prepared}"[:500])
@@ -142,6 +143,11 @@ def launch(handle: InterpretedKernel, args: list[Any], config: LaunchConfig, pat
 
 
 TRITON_TOOL = "Triton interpreter (CPU)"
+PER_ACCESS_NOTE = (
+    "memory report per tl.load and tl.store: Triton's blocked layout gives each thread several neighbouring "
+    "elements, loaded a word at a time where alignment is unproven; a warp's loads of one access share their "
+    "sectors, so each is counted with the sectors all of them touched"
+)
 TRITON_NOTE = (
     "run by Triton's interpreter (TRITON_INTERPRET=1) on the CPU, for correctness at small sizes: "
     "not timed, no memory trace; the registers and PTX are the compiled kernel's for sm_90"

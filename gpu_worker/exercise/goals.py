@@ -30,8 +30,10 @@ BACKENDS: dict[str, frozenset[str]] = {
     "occupancy_percent": frozenset({"sim", "cuda"}),
     "roof_percent": frozenset({"cuda"}),
 }
-# Judged from the CPU tier's memory report (the PTX executor's; withheld for Triton: see backends.ptx_sim).
+# Judged from the CPU tier's memory report (the PTX executor's; Triton's counted per access: see ptx.report).
 TRACE_METRICS = frozenset({"sectors_per_request", "bank_conflict_ways", "lanes_per_request", "traffic_ratio"})
+# Why a trace metric is unmeasured on a run without a memory report (on the CPU tier: Triton's interpreter).
+NO_MEMORY_REPORT = "this run has no memory report (Triton's interpreter, the CPU tier's fallback, traces nothing)"
 AT_MOST = frozenset({"sectors_per_request", "bank_conflict_ways", "traffic_ratio"})
 UNITS = {
     "sectors_per_request": "sectors per request",
@@ -188,6 +190,8 @@ def _measure(
     occupancy: Mapping[str, Any] | None,
     declared_bytes: float | None,
 ) -> tuple[float | None, str]:
+    if goal.metric in TRACE_METRICS and memory is None:
+        return None, NO_MEMORY_REPORT
     if goal.metric == "sectors_per_request":
         return _sectors(goal, memory)
     if goal.metric == "bank_conflict_ways":

@@ -28,7 +28,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from gpu_worker.exercise.formula import FormulaError, check_formula
 from gpu_worker.exercise.goals import BACKENDS as GOAL_BACKENDS
-from gpu_worker.exercise.goals import TRACE_METRICS
 from gpu_worker.protocol import (
     SOURCE_SUFFIX,
     VERDICTS,
@@ -115,8 +114,6 @@ class SampleCase:
         if wanted is None or self.verdict_on(backend) != "accepted":
             return None
         judged = [g for g in goals if backend in GOAL_BACKENDS[g.metric]]
-        if self.language == "triton":  # no memory report for Triton (backends.ptx_sim): only compiled figures
-            judged = [g for g in judged if g.metric not in TRACE_METRICS]
         return wanted if judged else None
 
 

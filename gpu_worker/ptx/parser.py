@@ -76,7 +76,7 @@ def parse(text: str) -> Module:
     """The module that `text` declares; PtxSyntaxError or Unsupported when it cannot be read."""
     if len(text) > MAX_TEXT:
         raise PtxSyntaxError(f"the PTX is {len(text)} characters; at most {MAX_TEXT} are read")
-    text = _COMMENTS.sub(" ", text)
+    text = _COMMENTS.sub(" ", _inline_asm_at_its_call(text))
     module = Module()
     pos, end = 0, len(text)
     while pos < end:
@@ -206,6 +206,31 @@ def _initialiser(text: str, type_: str, size: int, name: str) -> bytes:
             raise Unsupported(f"the initialiser of {name} is not supported")
         data[i * width : (i + 1) * width] = (int(operand.value) & ((1 << (8 * width)) - 1)).to_bytes(width, "little")
     return bytes(data)
+
+
+def _inline_asm_at_its_call(text: str) -> str:
+    """`text` with every `.loc` inside an inline-asm block dropped but the block's first, the call's own line.
+
+    LLVM's NVPTX printer gives each line of an inline-asm block a `.loc` one line further than the last:
+    Triton 3.9's unmasked `tl.load` of four words (four `mov`s and an `ld.global.v4`) called on line 8 has
+    its load on "line 12", past the end of a ten-line file.
+    """
+    if "// begin inline asm" not in text:
+        return text
+    out: list[str] = []
+    inside = located = False
+    for row in text.split("\n"):
+        stripped = row.strip()
+        if stripped.startswith("// begin inline asm"):
+            inside, located = True, False
+        elif stripped.startswith("// end inline asm"):
+            inside = False
+        elif inside and re.match(r"\.loc\s", stripped):  # not `.local`
+            if located:
+                continue
+            located = True
+        out.append(row)
+    return "\n".join(out)
 
 
 def _body(text: str, kernel: Kernel, module: Module) -> None:

@@ -64,13 +64,27 @@ def _hazard_message(line: int | None, kind: str, lanes: int) -> str:
 
 
 class MemoryTrace:
-    """The per-site totals of one launch's global and shared-memory requests, and its hazards."""
+    """The per-site totals of one launch's global and shared-memory requests, and its hazards.
 
-    def __init__(self) -> None:
+    With `per_access`, a site's global instructions run back to back are valued as one access of the
+    source: each warp's sectors are the distinct ones all of them touched, over as many requests as they
+    made. Triton's compiler splits one `tl.load` into several word loads per thread (its blocked layout
+    gives a thread neighbouring elements; where alignment is unproven it loads them a word at a time), and
+    the later loads hit the sectors the first fetched: per instruction, a coalesced `tl.load` would read
+    as 16 sectors per request. CUDA C++ and Numba keep one request per instruction: their thread's
+    neighbouring elements are the learner's choice (vector-add's `contiguous-chunks` sample).
+    """
+
+    MAX_PENDING = 1 << 20  # addresses held for one access at most; past it the access is valued in parts
+
+    def __init__(self, *, per_access: bool = False) -> None:
         self.hazards = Hazards()
         self.sites: dict[SiteKey, Site] = {}
         self.totals: dict[SiteKey, SiteTotals] = defaultdict(SiteTotals)
         self.accesses = 0
+        self.per_access = per_access
+        self._pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # one access's instructions so far
+        self._pending_key: tuple[SiteKey, int] | None = None
 
     def record(
         self,
@@ -87,22 +101,57 @@ class MemoryTrace:
         if key not in self.sites:
             line, access, _kind, _number = key
             self.sites[key] = Site(line, None, None, access, space)  # type: ignore[arg-type]
-        totals = self.totals[key]
         warps = warps.astype(np.int64, copy=False)
         addresses = addresses.astype(np.int64, copy=False)
         self.accesses += len(warps)
-        requests, per_warp, ideal = (
-            _sectors(warps, addresses, size) if space.kind == "global" else _ways(warps, lanes, addresses, size)
-        )
+        if not (self.per_access and space.kind == "global"):
+            self._flush()
+            requests, per_warp, ideal = (
+                _sectors(warps, addresses, size) if space.kind == "global" else _ways(warps, lanes, addresses, size)
+            )
+            self._add(key, space, (warps, lanes, addresses), len(warps), requests, per_warp, ideal, per_warp)
+            return
+        if self._pending_key != (key, size) or sum(len(w) for w, _, _ in self._pending) > self.MAX_PENDING:
+            self._flush()
+            self._pending_key = (key, size)
+        self._pending.append((warps, lanes, addresses))
+
+    def _flush(self) -> None:
+        """Values the access held by `per_access`: each warp's distinct sectors over its requests."""
+        if self._pending_key is None:
+            return
+        (key, size), parts = self._pending_key, self._pending
+        self._pending_key, self._pending = None, []
+        warps = np.concatenate([w for w, _, _ in parts])
+        _, union, ideal = _sectors(warps, np.concatenate([a for _, _, a in parts]), size)
+        _, made = np.unique(np.concatenate([np.unique(w) for w, _, _ in parts]), return_counts=True)
+        worst = -(-union // made)  # each warp's sectors per request, rounded up
+        self._add(key, self.sites[key].space, parts[0], len(warps), int(made.sum()), union, ideal, worst)
+
+    def _add(
+        self,
+        key: SiteKey,
+        space: Space,
+        first: tuple[np.ndarray, np.ndarray, np.ndarray],
+        lanes_run: int,
+        requests: int,
+        cost: np.ndarray,
+        ideal: int,
+        worst: np.ndarray,
+    ) -> None:
+        """Adds valued requests to the site; `first` (warps, lanes, addresses: one instruction's) gives the stride."""
+        totals = self.totals[key]
         totals.requests += requests
-        totals.lanes += len(warps)
-        totals.cost += int(per_warp.sum())
+        totals.lanes += lanes_run
+        totals.cost += int(cost.sum())
         totals.ideal += ideal
-        totals.worst = max(totals.worst, int(per_warp.max()))
+        totals.worst = max(totals.worst, int(worst.max()))
+        warps, lanes, addresses = first
         if len(warps) > 1 and warps[0] == warps[1] and lanes[1] == lanes[0] + 1:
             totals.strides[int(addresses[1] - addresses[0]) // space.itemsize] += 1
 
     def report(self, grid: Sequence[int], block: Sequence[int], threads: int) -> MemoryReport:
+        self._flush()
         totals: dict[object, SiteTotals] = dict(self.totals.items())
         sites: dict[object, Site] = dict(self.sites.items())
         found = report_from_totals(

@@ -120,3 +120,11 @@ def test_traffic_is_the_traced_sectors_over_the_exercises_compulsory_bytes():
         spread.reason
         == "each element asked for once: 2 x the compulsory bytes, target at most 1.25 x the compulsory bytes"
     )
+
+
+def test_a_run_without_a_memory_report_says_so_not_that_nothing_was_traced():
+    # A Triton kernel run by Triton's interpreter, the CPU tier's fallback: its loads ran, but nothing traced them.
+    [sectors, ways] = goals.judge([COALESCED, NO_CONFLICTS], "sim", "accepted", memory=None)
+    assert sectors.met is None and ways.met is None and goals.all_met([sectors, ways]) is None
+    assert sectors.reason == f"coalesced: not measured ({goals.NO_MEMORY_REPORT})"
+    assert "Triton" in ways.reason and "traced" not in ways.reason

@@ -14,7 +14,11 @@ def test_the_reference_is_accepted_with_the_executor_named_and_no_timing():
     assert result.verdict == "accepted", result.message
     assert result.device.startswith("CPU tier: PTX executor") and result.executed_by == "ptx_executor"
     assert result.compile is not None and "PTX executor (CPU)" in result.compile.tool
-    assert result.compile.registers and result.timing is None and result.memory is None
+    assert result.compile.registers and result.timing is None
+    # Each tl.load is one access per warp (four word loads a thread, sharing their sectors): coalesced, goal met.
+    assert [(g["metric"], g["met"]) for g in result.goals] == [("sectors_per_request", True)] and result.goals_met
+    assert result.memory is not None and [r["sectors_per_request"] for r in result.memory["lines"]] == [3.91] * 3
+    assert any(note.startswith("memory report per tl.load and tl.store") for note in result.compile.notes)
     occupancy = next(e for e in outcome.events if e.type == "occupancy")
     assert occupancy.model_extra["label"].startswith("PTX executor (CPU)")
 

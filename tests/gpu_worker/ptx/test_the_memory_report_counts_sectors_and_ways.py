@@ -10,7 +10,7 @@ from gpu_worker.ptx.abi import arguments
 from gpu_worker.ptx.executor import Executor, Launch
 from gpu_worker.ptx.parser import parse
 from gpu_worker.ptx.report import MemoryTrace
-from gpu_worker.science.memtrace_report import MemoryReport
+from gpu_worker.science.memtrace_report import MemoryReport, Space
 
 COPY = """
 extern "C" __global__ void copy(const float* a, float* out, int n)
@@ -84,3 +84,39 @@ def test_a_shared_tile_read_has_the_bank_conflicts_its_padding_gives(pad, read, 
     assert line(found, 6, "shared", "store").max_bank_conflict_ways == 1
     read = line(found, 8, "shared", "load")
     assert read.max_bank_conflict_ways == ways and read.requests == 32
+
+
+def _triton_load(per_access: bool, lane_bytes: int, line: int = 9) -> MemoryReport:
+    """Two warps' `tl.load` as Triton 3.9 compiles it: four word loads a thread, its words neighbours."""
+    trace = MemoryTrace(per_access=per_access)
+    space = Space("global", (8192,), 4)
+    warps, lanes = np.repeat([0, 1], 32), np.tile(np.arange(32), 2)
+    for word in range(4):
+        addresses = (warps * 32 + lanes) * lane_bytes + 4 * word
+        trace.record((line, "load", "global", 0), space, warps, lanes, addresses, 4)
+    return trace.report((1, 1, 1), (64, 1, 1), 64)
+
+
+def test_a_tritons_load_of_neighbouring_words_is_one_access_per_warp_not_four_of_16_sectors():
+    per_instruction = line(_triton_load(False, 16), 9, "global", "load")
+    assert per_instruction.sectors_per_request == 16 and per_instruction.requests == 8
+    per_access = line(_triton_load(True, 16), 9, "global", "load")  # the later words hit the first's sectors
+    assert per_access.sectors_per_request == 4 and per_access.requests == 8 and per_access.severity == "ok"
+    assert per_access.ideal_sectors_per_request == 4 and per_access.max_sectors_per_request == 4
+
+
+def test_per_access_a_strided_triton_load_still_touches_more_sectors_than_it_needs():
+    strided = line(_triton_load(True, 128), 9, "global", "load")  # each thread's four words in a sector of its own
+    assert strided.sectors_per_request == 8 and strided.ideal_sectors_per_request == 4
+    assert strided.severity == "warning"
+
+
+def test_per_access_only_a_sites_instructions_run_back_to_back_are_one_access():
+    trace = MemoryTrace(per_access=True)
+    space = Space("global", (8192,), 4)
+    warps, lanes = np.zeros(32, dtype=np.int64), np.arange(32)
+    for word in range(2):  # a's word, then b's: two accesses, not one
+        for line_number in (9, 10):
+            trace.record((line_number, "load", "global", 0), space, warps, lanes, lanes * 8 + 4 * word, 4)
+    found = trace.report((1, 1, 1), (32, 1, 1), 32)
+    assert [(r.line, r.requests, r.sectors_per_request) for r in found.lines] == [(9, 2, 8), (10, 2, 8)]

@@ -65,6 +65,19 @@ def test_tritons_inline_asm_loads_with_spaces_and_braces_are_read():
     assert ld.operands == (Vec((Reg("%r1"),)), Addr(Reg("%rd1"), 0)) and ld.guard == "%p1"
 
 
+def test_an_inline_asm_block_is_on_its_calls_line_not_one_line_further_per_asm_line():
+    # Triton 3.9's unmasked four-word load called on line 8, as LLVM prints it: a `.loc` per asm line, 8 to 12.
+    block = "".join(f"\t.loc\t1 {8 + i} 9   // submission.py:{8 + i}:9\n\tmov.u32 %r{i + 1}, 0x0;\n" for i in range(4))
+    body = (
+        f"\t.loc\t1 8 9\n\t// begin inline asm\n{block}\t.loc\t1 12 9\n"
+        "\tld.global.v4.b32 { %r1, %r2, %r3, %r4 }, [ %rd1 + 0 ];\n\n\t// end inline asm\n"
+        f"\t// begin inline asm\n{block}\t.loc\t1 12 9\n\tld.global.v4.b32 {{ %r5, %r6, %r7, %r8 }}, [ %rd2 + 0 ];\n"
+        "\t// end inline asm\n\t.loc\t1 9 35\n\tret;"
+    )
+    k = parse(kernel("k", ".param .u64 k_param_0", body)).kernels["k"]
+    assert [i.line for i in k.instructions] == [8] * 10 + [9]
+
+
 def test_dwarf_sections_and_module_variables_are_taken_apart():
     text = (
         HEADER
