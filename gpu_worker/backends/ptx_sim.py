@@ -25,6 +25,7 @@ from gpu_worker.ptx.executor import Executor, Launch
 from gpu_worker.ptx.memory import GlobalMemory
 from gpu_worker.ptx.parser import parse
 from gpu_worker.ptx.program import Kernel, Module
+from gpu_worker.ptx.refused import Refused
 from gpu_worker.ptx.report import MemoryTrace
 
 DEVICE = SIM_DEVICE
@@ -56,6 +57,8 @@ def prepare(ptx: str, symbol: str, abi: Abi, args: list[ArgSpec]) -> PtxKernel |
         Executor(module, kernel, blank, GlobalMemory())  # decodes every instruction: refusals come now
     except KeyError:
         return f"the PTX has no kernel {symbol[:80]}"
+    except Refused as exc:  # its message names the executor already
+        return exc.located()
     except PtxError as exc:
         return f"the CPU tier's PTX executor cannot run this kernel: {exc.located()}"
     return PtxKernel(module, kernel, abi, [a.name for a in args])
