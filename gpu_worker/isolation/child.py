@@ -134,6 +134,8 @@ class _Child:
             profile = request.get("profile")
             reading = None
             listed = cached.get("listing") if profile is None else None  # this source's listing, made by an earlier job
+            if listed is not None:
+                compiled.listing = None  # the CPU tier's nvdisasm, started at the compile, is not waited for
             if (
                 listed is None
                 and profile is None
