@@ -64,8 +64,9 @@ def prepare(ptx: str, symbol: str, abi: Abi, args: list[ArgSpec]) -> PtxKernel |
     return PtxKernel(module, kernel, abi, [a.name for a in args])
 
 
-# What the CPU tier runs a kernel on when the executor refuses its PTX, by language (CUDA C++: nothing, `not_run`).
-FALLBACK_OF = {"numba": "numba_simulator", "triton": "triton_interpreter"}
+# What the CPU tier runs a kernel on when the executor refuses its PTX, by language: Triton's interpreter;
+# CUDA C++ and CUDA Python nothing (`not_run`, it runs on a GPU worker).
+FALLBACK_OF = {"triton": "triton_interpreter"}
 
 
 def executed_by(ptx: str | None, entry: str, language: str, args: list[ArgSpec]) -> str | None:
