@@ -6,7 +6,9 @@ the CUDA C++ listing 0.7 s of NVRTC, ptxas and nvdisasm), so the engine, on the 
 
 - `answer`: a Numba or Triton compile process's answer (PTX, the kernel's symbol, the compile report; for
   Triton its cubin and metadata), which the measuring process loads instead of compiling again;
-- `listing`: a CUDA C++ kernel's PTX and SASS listing, made by the measuring process after a first run.
+- `listing`: a CUDA C++ kernel's PTX and SASS listing, made by the measuring process after a first run; on
+  the CPU tier (sim) every language's SASS listing, so a resubmission's verdict does not wait for nvdisasm
+  (the key's device is then the CPU tier's, with nvcc's release).
 
 The key is a SHA-256 of the language, the entry, the whole source, the exercise's argument types, Triton's
 options, the GPU's name and the toolchain's versions, computed by the engine from the job it holds, never

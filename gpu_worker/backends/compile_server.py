@@ -170,6 +170,22 @@ class CompileServer:
             break
         self.proc.wait()
 
+    def abandon(self) -> None:
+        """Let a server that never had a request go, without waiting for it to end.
+
+        It never read a learner's file, so nothing of theirs runs in it: its request pipe closed, it reads
+        nothing and ends by itself, and the sandbox's teardown (the PID namespace's end, the cgroup's kill)
+        reaps what is left. Waiting, as `stop` must for a server that compiled, held a CUDA C++ job's end on
+        the CPU tier by about a second: a spare's server, still root, cannot be signalled by the job's uid,
+        so `stop` waited for Numba's import and teardown.
+        """
+        fd, self._request_w = self._request_w, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+
 
 ANSWER_KINDS = frozenset({"compile_error", "import", "unavailable", "timeout", "too_big"})
 
@@ -209,11 +225,11 @@ def take(module: str = "numba_ptx") -> CompileServer:
 
 
 def discard_spare() -> None:
-    """Stop a spare server this job did not need (a CUDA C++ job)."""
+    """Let go of a spare server this job did not need (a CUDA C++ job), without waiting for it."""
     global _spare
     server, _spare = _spare, None
     if server is not None:
-        server.stop()
+        server.abandon()
 
 
 def compile_answer(

@@ -25,6 +25,7 @@ from gpu_worker.ptx.executor import Executor, Launch
 from gpu_worker.ptx.memory import GlobalMemory
 from gpu_worker.ptx.parser import parse
 from gpu_worker.ptx.program import Kernel, Module
+from gpu_worker.ptx.refused import Refused
 from gpu_worker.ptx.report import MemoryTrace
 
 DEVICE = SIM_DEVICE
@@ -55,13 +56,16 @@ def prepare(ptx: str, symbol: str, abi: Abi, args: list[ArgSpec]) -> PtxKernel |
         Executor(module, kernel, blank, GlobalMemory())  # decodes every instruction: refusals come now
     except KeyError:
         return f"the PTX has no kernel {symbol[:80]}"
+    except Refused as exc:  # its message names the executor already
+        return exc.located()
     except PtxError as exc:
         return f"the CPU tier's PTX executor cannot run this kernel: {exc.located()}"
     return PtxKernel(module, kernel, abi, [a.name for a in args])
 
 
-# What the CPU tier runs a kernel on when the executor refuses its PTX, by language (CUDA C++: nothing, `not_run`).
-FALLBACK_OF = {"numba": "numba_simulator", "triton": "triton_interpreter"}
+# What the CPU tier runs a kernel on when the executor refuses its PTX, by language: Triton's interpreter;
+# CUDA C++ and CUDA Python nothing (`not_run`, it runs on a GPU worker).
+FALLBACK_OF = {"triton": "triton_interpreter"}
 
 
 def executed_by(ptx: str | None, entry: str, language: str, args: list[ArgSpec]) -> str | None:

@@ -2,21 +2,15 @@
 
 CUDA C++ is compiled to PTX by nvcc, CUDA Python by Numba's real compiler (`numba_ptx`), each in its
 own process, and that PTX, not the learner's source, is run by the executor through `ptx_sim`: the
-outputs, the memory report and any fault on a line come from it. A CUDA C++ kernel using an
-instruction the executor does not run is `not_run`, with the instruction and line named; a CUDA
-Python one falls back to Numba's CUDA simulator (below), and its compile notes say so.
-
-The fallback: a Numba kernel whose PTX the executor cannot run is imported here, with the simulator
-(NUMBA_ENABLE_CUDASIM=1), and run at the exercise's small `sim` sizes, as before the executor; it
-was typed by the real compiler first (a GPU would refuse code the simulator happily runs).
+outputs, the memory report and any fault on a line come from it. A kernel using an instruction the
+executor does not run is `not_run`, in either language, with the instruction and line named: it runs on
+a GPU worker. (Numba's CUDA simulator was the CUDA Python fallback until every lab's sample ran on the
+executor; the module is imported here, under the simulator, only to word a compile failure as the import
+would, and for the sandbox's own tests.)
 
 Triton kernels are compiled by the real Triton compiler for sm_90 (`triton_ptx`) and their PTX runs on
 the executor too (`triton_sim`), one block of num_warps * 32 threads per program; Triton's interpreter
 (TRITON_INTERPRET=1) is their fallback. Nothing on this backend is timed.
-
-Numba's simulator runs each thread of a block as a Python thread, so the job's
-process limit is raised by the block size (the engine does this) and thread
-stacks are kept small to stay under the address-space limit.
 """
 
 from __future__ import annotations
@@ -34,17 +28,16 @@ from gpu_worker.backends import SIM_DEVICE, compile_server, nvcc, ptx_sim, ptxas
 from gpu_worker.backends.base import Backend, Compiled, LearnerError
 from gpu_worker.backends.import_errors import import_failure, located
 from gpu_worker.backends.learner_module import UNCHECKED_ENV, import_learner_module
-from gpu_worker.exercise.diagnostics import exception_text, learner_line
 from gpu_worker.exercise.launch import LaunchConfig
 from gpu_worker.protocol import ArgSpec, CompileInfo, Diagnostic, Language
 
 NOT_RUN = "CUDA C++ is compiled and analysed on the simulator backend, not run; it runs on a GPU worker"
-THREAD_STACK_BYTES = 512 * 1024
+THREAD_STACK_BYTES = 512 * 1024  # the threads this child starts (the listing, Triton's interpreter) stay small
 ANALYSIS_SECONDS = 120.0
 
 
 class SimBackend(Backend):
-    """The CPU tier: PTX on the executor, Numba's simulator and Triton's interpreter as labelled fallbacks."""
+    """The CPU tier: PTX on the executor; Triton's interpreter as Triton's labelled fallback."""
 
     name = "sim"
 
@@ -76,8 +69,8 @@ class SimBackend(Backend):
     def _compile_numba(self, source: str, entry: str, args: list[ArgSpec], workdir: Path) -> Compiled:
         """Numba's real compiler (its own process) makes the PTX; the executor runs it, never the module here.
 
-        Only when the compile fails (to word the learner's error as the import would) or the executor
-        cannot run the PTX (Numba's simulator, the labelled fallback) is the module imported in this process.
+        Only when the compile fails (to word the learner's error as the import would) is the module imported
+        in this process; PTX the executor cannot run is `not_run`, the instruction and line named.
         """
         path = workdir / "submission.py"
         path.write_text(source)
@@ -106,10 +99,8 @@ class SimBackend(Backend):
         if isinstance(prepared, ptx_sim.PtxKernel):
             info.notes.append(f"run on the CPU: {ptx_sim.DEVICE}")
             return Compiled(info=info, handle=prepared, listing=listing, ptx=str(found["ptx"]))
-        info.notes.append(f"run on Numba's CUDA simulator (the fallback): {prepared}"[:500])
-        kernel = sys.modules.get("submission")
-        kernel = getattr(kernel, entry, None) if kernel is not None else self._import_kernel(path, entry, args)
-        return Compiled(info=info, handle=kernel, listing=listing, ptx=str(found["ptx"]))
+        reason = f"{prepared}; it runs on a GPU worker"
+        return Compiled(info=info, handle=None, not_run_reason=reason, listing=listing, ptx=str(found["ptx"]))
 
     def _import_kernel(self, path: Path, entry: str, args: list[ArgSpec]) -> Any:
         try:
@@ -141,30 +132,10 @@ class SimBackend(Backend):
             if found is not None:
                 self._memory_report = found
             return None
+        from gpu_worker.backends import triton_sim  # the only other kernel here: Triton's interpreted fallback
+
         path = getattr(sys.modules.get("submission"), "__file__", "")
-        if getattr(handle, "interpreted", False):
-            from gpu_worker.backends import triton_sim
-
-            return triton_sim.launch(handle, args, config, path)
-        try:
-            if self._memory_report is None and not self._traced:
-                # The first launch runs under the memory tracer: it is also the checked launch, so
-                # coalescing and bank conflicts cost one traced run, not a second launch.
-                from gpu_worker.science.memtrace import analyse_launch
-
-                self._traced = True
-                report = analyse_launch(handle, config.grid, config.block, args, path, shared_bytes=config.shared_bytes)
-                self._memory_report = report.model_dump(mode="json")
-            else:
-                handle[config.grid, config.block, 0, config.shared_bytes](*args)
-        except MemoryError:
-            raise LearnerError(
-                "runtime_error", "MemoryError: out of memory while the kernel ran (the job's memory limit)"
-            ) from None
-        except (Exception, SystemExit) as exc:
-            line = learner_line(exc, path)
-            diagnostic = Diagnostic(line=line, message=exception_text(exc))
-            raise LearnerError("runtime_error", located(diagnostic), [diagnostic]) from None
+        return triton_sim.launch(handle, args, config, path)
 
     def close(self) -> None:
         compile_server.discard_spare()  # a spare's compiler that a CUDA C++ job never needed

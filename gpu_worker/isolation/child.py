@@ -134,6 +134,8 @@ class _Child:
             profile = request.get("profile")
             reading = None
             listed = cached.get("listing") if profile is None else None  # this source's listing, made by an earlier job
+            if listed is not None:
+                compiled.listing = None  # the CPU tier's nvdisasm, started at the compile, is not waited for
             if (
                 listed is None
                 and profile is None
@@ -273,10 +275,10 @@ def _warm_up(backend: str) -> str:
     import gpu_worker.protocol  # noqa: F401
 
     if backend == "sim":
-        import numba.cuda  # noqa: F401  # the simulator (the sandbox sets NUMBA_ENABLE_CUDASIM)
-
+        # Not Numba's simulator any more (the executor runs every kernel): its import, the heaviest of the
+        # warm-up, took the CPU from the job running beside it on the CPU tier's 2 cores.
         import gpu_worker.backends.sim  # noqa: F401
-        import gpu_worker.science.memtrace  # noqa: F401
+        import gpu_worker.ptx.executor  # noqa: F401
         from gpu_worker.backends import compile_server
 
         compile_server.start_spare()  # the real compiler, warm, in a process of its own

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpu_worker.ptx import bits
 from gpu_worker.ptx.errors import Unsupported
 from gpu_worker.ptx.program import Instruction
 from gpu_worker.ptx.values import DTYPES, SIGNED, UNSIGNED
@@ -343,6 +344,9 @@ def decode(ins: Instruction) -> Op:
         raise Unsupported(f"`{ins.opcode}` (the carry flag) is not supported", ins.line)
     if base == "cvt":
         return _cvt(ins)
+    if base in bits.WORD_BASES:
+        dest, sources, fn = bits.word_op(ins)
+        return Op(dest, sources, fn)
     t = _type(ins)
     if base == "mul":
         return _mul(ins, t)

@@ -1,5 +1,6 @@
-"""Extended-precision and bit-field instructions: the carry flag (`add.cc`, `addc`, `mad.lo.cc`, `madc`, ...)
-and `bfe`/`bfi`, as libdevice's `sin`/`cos` range reduction and hand-written bit tricks use them.
+"""Extended-precision and bit-field instructions: the carry flag (`add.cc`, `addc`, `mad.lo.cc`, `madc`, ...),
+`bfe`/`bfi`, as libdevice's `sin`/`cos` range reduction and hand-written bit tricks use them, and the
+word instructions `brev`, `clz`, `bfind` and `prmt` (`__brev`, `__clz`, `__ffs`' neighbours, `__byte_perm`).
 
 The carry flag is one bit per thread (`Wave.carry`); an instruction with `.cc` writes it, one whose base
 ends in `c` (`addc`, `subc`, `madc`) reads it. Only 32- and 64-bit integer forms are run.
@@ -101,3 +102,86 @@ def bit_field(ins: Instruction):  # type: ignore[no-untyped-def]
         return _back(np.asarray(value, dtype=object) & ((1 << bits) - 1), t, bits)
 
     return t, (t, "u32", "u32"), extract
+
+
+WORD_BASES = ("brev", "clz", "bfind", "prmt")
+_REVERSED_BYTES = np.array([int(f"{i:08b}"[::-1], 2) for i in range(256)], dtype=np.uint8)
+# prmt's modes other than the generic one: byte i of the result is byte `pick(selector, i)` of {b, a}.
+_PRMT_MODES = {
+    "f4e": lambda s, i: (s + i) & 7,  # forward 4 extract
+    "b4e": lambda s, i: (s - i) & 7,  # backward 4 extract
+    "rc8": lambda s, i: s,  # replicate one byte
+    "ecl": lambda s, i: np.maximum(s, i),  # edge clamp left
+    "ecr": lambda s, i: np.minimum(s, i),  # edge clamp right
+    "rc16": lambda s, i: (s & 1) * 2 + (i & 1),  # replicate one half-word
+}
+
+
+def _bit_length(x: np.ndarray, bits: int) -> np.ndarray:
+    """Per element, the number of bits up to its highest set bit (0 for 0), by smearing that bit down."""
+    smeared = np.asarray(x).view(np.uint32 if bits == 32 else np.uint64).copy()
+    shift = 1
+    while shift < bits:
+        smeared |= smeared >> smeared.dtype.type(shift)
+        shift *= 2
+    return np.bitwise_count(smeared).astype(np.int64)
+
+
+def _brev(x: np.ndarray, bits: int) -> np.ndarray:
+    unsigned = np.ascontiguousarray(x).view(np.uint32 if bits == 32 else np.uint64)
+    per_byte = _REVERSED_BYTES[unsigned.view(np.uint8).reshape(-1, bits // 8)][:, ::-1]  # little-endian words
+    return np.ascontiguousarray(per_byte).view(unsigned.dtype).reshape(unsigned.shape)
+
+
+def word_op(ins: Instruction):  # type: ignore[no-untyped-def]
+    """(dest type, source types, fn) of `brev`, `clz`, `bfind` or `prmt`; Unsupported for another form."""
+    types = [m for m in ins.mods if m in DTYPES]
+    t = types[-1] if types else ""
+    bits = DTYPES[t].itemsize * 8 if t else 0
+    base = ins.base
+    if bits not in (32, 64) or t[0] not in "bus" or (base == "prmt" and t != "b32"):
+        raise Unsupported(f"`{ins.opcode}` is not supported", ins.line)
+    if base == "brev":
+        return t, (t,), lambda a: _brev(a, bits).view(DTYPES[t])
+    if base == "clz":
+        return "u32", (t,), lambda a: (bits - _bit_length(a, bits)).astype(np.uint32)
+    if base == "bfind":
+        return "u32", (t,), _bfind(t, bits, "shiftamt" in ins.mods)
+    modes = [m for m in ins.mods if m in _PRMT_MODES]
+    return "b32", ("b32", "b32", "b32"), _prmt(_PRMT_MODES[modes[0]] if modes else None)
+
+
+def _bfind(t: str, bits: int, shift_amount: bool):  # type: ignore[no-untyped-def]
+    """The position of the highest bit that differs from the sign (set, for unsigned); all ones if none."""
+
+    def bfind(a: np.ndarray) -> np.ndarray:
+        x = np.asarray(a)
+        if t[0] == "s":
+            x = np.where(x < 0, ~x, x)  # a negative value's highest 0 bit is its complement's highest 1
+        position = _bit_length(x, bits) - 1
+        if shift_amount:
+            position = np.where(position < 0, position, bits - 1 - position)
+        return np.where(position < 0, 0xFFFFFFFF, position).astype(np.uint32)
+
+    return bfind
+
+
+def _prmt(pick):  # type: ignore[no-untyped-def]
+    """`prmt.b32` d, a, b, c: each byte of d chosen from the eight bytes of {b, a} by c (or the mode and c[1:0])."""
+
+    def permute(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+        pool = (np.asarray(b).astype(np.uint64) << np.uint64(32)) | np.asarray(a).astype(np.uint64)
+        selectors = np.asarray(c).astype(np.int64)
+        result = np.zeros(np.broadcast(pool, selectors).shape, dtype=np.uint64)
+        for i in range(4):
+            if pick is None:  # the generic form: c's nibble i, its top bit replicating the byte's sign
+                nibble = (selectors >> (4 * i)) & 0xF
+                index, sign = nibble & 7, (nibble & 8) != 0
+            else:
+                index, sign = pick(selectors & 3, i), False
+            byte = (pool >> (8 * np.asarray(index)).astype(np.uint64)) & np.uint64(0xFF)
+            byte = np.where(sign, np.where(byte & np.uint64(0x80), np.uint64(0xFF), np.uint64(0)), byte)
+            result |= byte.astype(np.uint64) << np.uint64(8 * i)
+        return result.astype(np.uint32)
+
+    return permute

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from gpu_worker.ptx import alu, bits, collective
+from gpu_worker.ptx import alu, bits, collective, refused
 from gpu_worker.ptx.collective import count as _count
 from gpu_worker.ptx.collective import select as _select
 from gpu_worker.ptx.errors import KernelFault, LimitExceeded, Unsupported
@@ -251,7 +251,7 @@ class Executor:
         try:
             body, branches = self._body(ins, index)
         except Unsupported as exc:
-            raise Unsupported(exc.message, line) from None
+            raise type(exc)(exc.message, line) from None
         except KeyError as exc:
             raise Unsupported(f"`{ins.opcode}`: {exc.args[0]} is not declared or not supported", line) from None
         if branches:
@@ -278,6 +278,7 @@ class Executor:
         return guarded
 
     def _body(self, ins: Instruction, index: int) -> tuple[Step, bool]:
+        refused.check(ins)
         base = ins.base
         if base == "bra":
             return self._branch(ins), True

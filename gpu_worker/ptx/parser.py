@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from gpu_worker.ptx import refused
 from gpu_worker.ptx.errors import PtxSyntaxError, Unsupported
 from gpu_worker.ptx.program import (
     Addr,
@@ -274,6 +275,8 @@ def _statement(statement: str, kernel: Kernel, module: Module, line: int | None,
     parts = opcode[0].split(".")
     if parts[0] == "call":  # the executor runs vprintf and refuses other calls by name
         operands: tuple[Operand, ...] = _call(rest[opcode.end() :], line)
+    elif refused.what_is_refused(opcode[0]):  # kept unread: the executor refuses it by name if its kernel runs
+        operands = ()
     else:
         operands = tuple(_operand(o, line) for o in _split_operands(rest[opcode.end() :]))
     if len(kernel.instructions) >= MAX_INSTRUCTIONS:

@@ -54,17 +54,18 @@ def test_an_endless_loop_times_out_at_the_instruction_budget_on_its_line():
     assert result.message.startswith("time limit exceeded: line 6:")
 
 
-BIT_REVERSED = """
+MATCHED = """
 extern "C" __global__ void vector_add(const float* a, const float* b, float* c, int n)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) c[__brev(i) % n] = a[i] + b[i];
+    if (i < n) c[i] = a[i] + b[i] + (__match_any_sync(__activemask(), n) == 0 ? 1.0f : 0.0f);
 }
 """
 
 
 def test_an_instruction_the_executor_does_not_run_is_not_run_naming_it_and_its_line():
-    result = run(alices_job(BIT_REVERSED, "cuda")).result
+    result = run(alices_job(MATCHED, "cuda")).result
     assert result.verdict == "not_run"
-    assert "PTX executor cannot run this kernel: line 5: `brev.b32` is not supported" in result.message
+    assert "not supported by the CPU tier's executor: `match.any.sync.b32` (a warp match" in result.message
+    assert "at line 5;" in result.message
     assert result.message.endswith("it runs on a GPU worker")

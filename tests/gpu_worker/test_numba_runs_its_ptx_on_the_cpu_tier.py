@@ -1,6 +1,7 @@
 """On the CPU tier alice's Numba kernel runs as the PTX Numba compiled, on the executor, and says so, its
 `print` and libdevice's `math.sin` (carry arithmetic, bit-field inserts) included; a kernel the executor cannot
-run (a float64 `math.sin`: a call of libdevice's slow path) runs on Numba's simulator instead, and says that.
+run (a float64 `math.sin`: a call of libdevice's slow path) is not run, naming the call and its line: Numba's
+simulator, once its fallback, is gone from the CPU tier.
 The result's `executed_by` is the engine's own reading of the PTX it was sent, which grades trust (never the
 child's notes)."""
 
@@ -64,13 +65,13 @@ def test_a_sine_runs_on_the_executor_through_libdevices_range_reduction():
     assert executor_notes(result.compile.notes)
 
 
-def test_a_kernel_with_an_instruction_the_executor_lacks_falls_back_to_numbas_simulator_labelled():
+def test_a_kernel_with_an_instruction_the_executor_lacks_is_not_run_and_says_where():
     result = run(alices_job(SINE64, "numba")).result
-    assert result.verdict == "accepted", result.message
-    (fallback,) = [n for n in result.compile.notes if "the fallback" in n]
-    assert fallback.startswith("run on Numba's CUDA simulator (the fallback)") and "`call` of" in fallback
+    assert result.verdict == "not_run", result.message
+    assert "`call` of" in result.message and "line " in result.message
+    assert result.message.endswith("it runs on a GPU worker")
     assert not executor_notes(result.compile.notes)
-    assert result.executed_by == "numba_simulator"
+    assert result.executed_by is None  # no kernel ran
 
 
 def test_a_kernel_that_does_not_compile_was_executed_by_nothing():

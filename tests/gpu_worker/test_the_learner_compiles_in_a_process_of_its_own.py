@@ -88,3 +88,11 @@ def test_the_compile_process_yields_the_cpu_to_the_measuring_process():
         assert os.getpriority(os.PRIO_PROCESS, server.proc.pid) == os.nice(0) + compile_server.COMPILE_NICE
     finally:
         server.stop()
+
+
+def test_a_server_let_go_unused_ends_by_itself_and_takes_no_request() -> None:
+    server = compile_server.CompileServer()
+    server.abandon()  # what a CUDA C++ job does with its spare's server: no waiting for Numba's import
+    assert server.proc.wait(timeout=120) is not None  # killed here (same uid), or ended on its closed pipe
+    with pytest.raises(RuntimeError, match="one request"):
+        server.compile(Path("unused.py"), "vector_add", [], (9, 0))

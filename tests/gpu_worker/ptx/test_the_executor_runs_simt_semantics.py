@@ -115,10 +115,10 @@ def test_float_arithmetic_is_ieee_single_precision():
 
 
 def test_an_instruction_the_executor_does_not_run_is_refused_by_name_and_line():
-    body = LOAD_OUT + "\t.loc\t1 12 3\n\tbrev.b32 %r1, %r1;\n\tret;"
+    body = LOAD_OUT + "\t.loc\t1 12 3\n\tsad.u32 %r1, %r1, %r1, %r1;\n\tret;"
     with pytest.raises(Unsupported) as caught:
         run(kernel("k", OUT, body), ["out"], [np.zeros(1, np.uint32)], (1, 1, 1), (1, 1, 1))
-    assert caught.value.line == 12 and "brev.b32" in caught.value.message
+    assert caught.value.line == 12 and "sad.u32" in caught.value.message
 
 
 def test_a_call_of_a_function_is_refused_naming_it():
