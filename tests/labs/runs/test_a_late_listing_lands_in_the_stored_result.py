@@ -6,8 +6,12 @@ listing in its compile report, and its story is told in seq order with `done` la
 
 from __future__ import annotations
 
+import time
+import uuid
+
 import pytest
 
+from gpu_worker.exercise.labspec import find_lab
 from labs.runs import services
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -55,3 +59,21 @@ def test_a_listing_numbered_after_done_is_neither_told_nor_kept(run):
     services.record_event(run.pk, {**LATE, "seq": 6})
     run.refresh_from_db()
     assert not run.result["compile"].get("sass_excerpt") and story(run)[-1] == (5, "done")
+
+
+@pytest.mark.integration
+def test_a_new_cuda_sources_run_ends_with_done_and_its_result_has_the_listing(sim_pipeline, alice, labs_loaded):
+    """Through the real workers: the verdict is stored first, the listing lands in it after."""
+    source = find_lab("vector-add").references["cuda"] + f"\n// a new source: {uuid.uuid4()}\n"
+    run = services.submit_run(alice, "vector-add", "cuda", source)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        run.refresh_from_db()
+        if run.finished and (run.result.get("compile") or {}).get("sass_excerpt"):
+            break
+        time.sleep(0.1)
+    assert run.verdict == "accepted", run.result.get("message")
+    assert "STG" in run.result["compile"]["sass_excerpt"]
+    told = story(run)
+    assert told[-1][1] == "done" and [t for _, t in told].count("compiled") == 2
+    assert [s for s, _ in told] == list(range(1, len(told) + 1))
