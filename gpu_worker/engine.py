@@ -88,6 +88,7 @@ class _State:
     outputs_seen: set[int] = field(default_factory=set)
     timed_seen: set[int] = field(default_factory=set)  # sizes whose timed launches were checked
     finished: bool = False
+    listing_follows: bool = False  # the CPU tier: the child said its SASS listing comes after `finished`
     infra_error: str = ""
     occupancy: dict[str, Any] | None = None  # the calculator's, from the compiled resources
     sweep_error: str = ""  # the runtime error that ended the learner's block-size sweep
@@ -174,6 +175,7 @@ class _Judge:
             self._take_checks(int(message["index"]), message.get("phase", "launch"), message["checks"])
         elif kind == "finished":
             state.finished = True
+            state.listing_follows = message.get("listing_follows") is True
         elif kind == "error":
             state.infra_error = str(message.get("message", "the job's child process failed"))
 
@@ -402,7 +404,7 @@ class _LateListing:
     def report(self, run: sandbox.SandboxRun) -> None:
         """At the child's final message: the verdict, with the output written before it."""
         state = self.judge.state
-        if state.finished and state.compile is not None and not state.compile.sass_excerpt:
+        if state.finished and state.listing_follows and state.compile is not None:
             self.seq = self.outcome.reserve()
         self.result = _report(self.job, self.outcome, _Ran(self.judge, run, ""))
         self.judge.send = self.send  # what the judge tells from now on: only the listing, in its place

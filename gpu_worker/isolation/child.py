@@ -211,7 +211,7 @@ class _Child:
                 # goes first (the output written so far with it) and the SASS after it (`engine._LateListing`)
                 with contextlib.suppress(Exception):
                     sys.stdout.flush()
-                self.send({"type": "finished"})
+                self.send({"type": "finished", "listing_follows": True})
                 self.send_listing(compiled)
                 return
             if profile is None and compiled.listing is not None:

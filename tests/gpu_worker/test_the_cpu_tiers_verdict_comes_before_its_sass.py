@@ -68,3 +68,12 @@ def test_a_listing_that_never_comes_leaves_a_note_and_the_story_ends_with_done()
     assert not listing.model_dump().get("sass_excerpt")
     assert "no SASS listing: the job ended before it came" in listing.model_dump()["notes"]
     assert sorted(e.seq for e in ran.events) == list(range(ran.events[0].seq, done.seq + 1))
+
+
+def test_a_source_with_no_listing_to_come_ends_with_done_and_nothing_after():
+    """Triton on the CPU tier sends no SASS after its verdict: nothing is held for it, no note is made."""
+    ran = run(alices_job(find_lab("vector-add").references["triton"], "triton"))
+    assert ran.result.verdict == "accepted", ran.result.message
+    assert ran.events[-1].type == "done"
+    assert sorted(e.seq for e in ran.events) == list(range(ran.events[0].seq, ran.events[-1].seq + 1))
+    assert not any("no SASS listing" in n for n in ran.result.compile.notes)
