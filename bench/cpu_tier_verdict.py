@@ -10,8 +10,9 @@ warm spares and then `--jobs` jobs per language (CUDA C++ and Numba, alternating
 on the sim backend, `--think` seconds apart (a learner reading the verdict). `resubmitted`: every job sends
 the reference as it is (the first, uncounted, fills the cache); `new`: each job's source differs from every
 other's by a comment line, a first submission. Per job: seconds from the job to its first `check` event (the
-outputs judged), to the `compiled` event that carries the SASS, and to the result's return (the verdict,
-which a worker sends on then with its `done` event). Prints a Markdown table of p50, p90 and max per source
+outputs judged), to the `compiled` event that carries the SASS, and to its `done` event (the verdict: a worker
+reports the result as the engine tells it, `run_job`'s `on_result`; on the CPU tier a new source's SASS may
+follow it). Prints a Markdown table of p50, p90 and max per source
 kind, language and tree, with the load average, and writes it to `--out` when given.
 """
 
@@ -65,7 +66,7 @@ def _jobs(count: int, think: float, fresh: bool) -> list[dict[str, Any]]:
                 seen.setdefault(key, time.perf_counter() - clock)
 
             result = run_job(job, note, backend="sim")
-            seen["done"] = time.perf_counter() - clock  # the result returned: when a worker reports it
+            seen.setdefault("done", time.perf_counter() - clock)  # told with the result: when a worker reports it
             if result.verdict != "accepted":
                 raise SystemExit(f"{language}: {result.verdict}: {result.message}")
             if number:  # the first job starts the spares for these limits
@@ -116,8 +117,8 @@ def main() -> None:
         f"{options.jobs} jobs per language after one that starts the spares, {options.think:g} s apart. "
         f"Load average (1, 5, 15 min) at the start {' '.join(f'{v:.2f}' for v in loads[0])}, "
         f"at the end {' '.join(f'{v:.2f}' for v in loads[-1])}. Seconds from the job to its first `check` (the "
-        "outputs judged), to the `compiled` event with the SASS, and to the result (`done`, the verdict: "
-        "`run_job` returned).",
+        "outputs judged), to the `compiled` event with the SASS, and to `done` (the verdict, told with the "
+        "result a worker reports).",
         "",
         "| source | language | tree | jobs | check p50 | SASS p50 | done p50 | done p90 | done max |",
         "|---|---|---|---|---|---|---|---|---|",

@@ -11,6 +11,8 @@ occupancy graphs from the compiled resources, before the kernel runs), then one
 `check` per size and output, a second `compiled` with the SASS (the PTX too on a
 GPU: listings are made after the run, so they delay no figure), then `done` with
 the verdict, or `error` when the failure is ours (infrastructure), not the learner's.
+On the CPU tier a new source's second `compiled` is told after `done`, numbered
+before it: the verdict does not wait for nvdisasm (`_LateListing`).
 
 A job runs in three phases, any of which may end it: `_start` (the device, the
 precheck, the runs of `exercise.plan`, the sandbox's description, `started`),
@@ -86,6 +88,7 @@ class _State:
     outputs_seen: set[int] = field(default_factory=set)
     timed_seen: set[int] = field(default_factory=set)  # sizes whose timed launches were checked
     finished: bool = False
+    listing_follows: bool = False  # the CPU tier: the child said its SASS listing comes after `finished`
     infra_error: str = ""
     occupancy: dict[str, Any] | None = None  # the calculator's, from the compiled resources
     sweep_error: str = ""  # the runtime error that ended the learner's block-size sweep
@@ -172,6 +175,7 @@ class _Judge:
             self._take_checks(int(message["index"]), message.get("phase", "launch"), message["checks"])
         elif kind == "finished":
             state.finished = True
+            state.listing_follows = message.get("listing_follows") is True
         elif kind == "error":
             state.infra_error = str(message.get("message", "the job's child process failed"))
 
@@ -304,8 +308,19 @@ def _verdict(state: _State, run: sandbox.SandboxRun, runs: list[dict[str, Any]],
     return "runtime_error", f"the job ended before it finished ({status}): a crash, out of memory or an exit() call"
 
 
-def run_job(job: Job, emit: Emit, backend: str = "sim", *, module_rules: bool = True) -> Result:
+def run_job(
+    job: Job,
+    emit: Emit,
+    backend: str = "sim",
+    *,
+    module_rules: bool = True,
+    on_result: Callable[[Result], None] | None = None,
+) -> Result:
     """Run one job to its verdict, emitting events along the way; never raises for the learner's faults.
+
+    `on_result` is handed the result as soon as its final event is sent (a worker reports it there): on the
+    CPU tier that is before the SASS listing, which follows as a late `compiled` event numbered before `done`
+    (`_LateListing`); the returned result has the listing too.
 
     A root worker leases the job's uid first (`isolation.uid_pool`): the job runs as it and the result names it.
     `module_rules=False` lets a CUDA Python module run code at import (`backends.module_rules` off): only
@@ -320,25 +335,34 @@ def run_job(job: Job, emit: Emit, backend: str = "sim", *, module_rules: bool = 
         try:
             lease = uid_pool.lease()
         except (uid_pool.NoFreeUid, OSError) as exc:
-            outcome = Outcome(job.submission_id, emit, job.backend or backend)
+            outcome = Outcome(job.submission_id, emit, job.backend or backend, on_result=on_result)
             outcome.send("started", backend=outcome.backend, worker=_worker(backend))
             return outcome.finish("error", f"the worker cannot start another job now: {exc}", elapsed_seconds=None)
     try:
-        return _run_job(job, emit, backend, lease.uid if lease is not None else None, module_rules)
+        return _run_job(job, emit, backend, lease.uid if lease is not None else None, module_rules, on_result)
     finally:
         if lease is not None:
             lease.release()
 
 
-def _run_job(job: Job, emit: Emit, backend: str, uid: int | None, module_rules: bool = True) -> Result:
+def _run_job(
+    job: Job,
+    emit: Emit,
+    backend: str,
+    uid: int | None,
+    module_rules: bool = True,
+    on_result: Callable[[Result], None] | None = None,
+) -> Result:
     """A job in three phases, each of which may end it: start (or reject), run the child, report the verdict."""
-    outcome = Outcome(job.submission_id, emit, job.backend or backend)
+    outcome = Outcome(job.submission_id, emit, job.backend or backend, on_result=on_result)
     start = _start(job, outcome, uid)
     if isinstance(start, Result):
         return start
     ran = _run(job, outcome, start, uid, module_rules)
     if isinstance(ran, Result):
         return ran
+    if ran.late is not None and ran.late.result is not None:  # reported at the child's verdict, before its listing
+        return ran.late.end()
     return _report(job, outcome, ran)
 
 
@@ -357,6 +381,49 @@ class _Ran:
     judge: _Judge
     run: sandbox.SandboxRun | None
     malformed: str  # why the engine stopped reading the child, when `run` is None
+    late: _LateListing | None = None  # the CPU tier: the verdict reported before the SASS listing
+
+
+LATE_GRACE_S = 3.0  # after the verdict, how long the child has to send the SASS listing and end
+
+
+class _LateListing:
+    """The CPU tier's verdict before its SASS listing: nvdisasm (0.3 s of CPU) takes longer than the launches.
+
+    The child sends `finished` first (`listing_after_verdict`); at that message the verdict is reported
+    (`done`, and the result to `on_result`) while the sandbox waits for the listing, which is told as a late
+    `compiled` event numbered before `done` (a listing that never comes is told as a note in its place, so the
+    story stays whole). bench/results/2026-12-06-cpu-tier-verdict-latency.md has the numbers.
+    """
+
+    def __init__(self, job: Job, outcome: Outcome, judge: _Judge) -> None:
+        self.job, self.outcome, self.judge = job, outcome, judge
+        self.result: Result | None = None
+        self.seq: int | None = None
+
+    def report(self, run: sandbox.SandboxRun) -> None:
+        """At the child's final message: the verdict, with the output written before it."""
+        state = self.judge.state
+        if state.finished and state.listing_follows and state.compile is not None:
+            self.seq = self.outcome.reserve()
+        self.result = _report(self.job, self.outcome, _Ran(self.judge, run, ""))
+        self.judge.send = self.send  # what the judge tells from now on: only the listing, in its place
+
+    def send(self, kind: str, **facts: Any) -> None:
+        if kind == "compiled" and self.seq is not None:
+            seq, self.seq = self.seq, None
+            self.outcome.send_reserved(seq, kind, **facts)
+
+    def end(self) -> Result:
+        """The job's result as reported, with the listing that came after it (or the note of why none did)."""
+        state, result = self.judge.state, self.result
+        assert result is not None
+        if self.seq is not None and state.compile is not None:
+            state.compile.notes.append("no SASS listing: the job ended before it came")
+            self.send("compiled", **state.compile.model_dump())
+        result.compile = state.compile
+        result.sandbox = self.outcome.sandbox
+        return result
 
 
 def _start(job: Job, outcome: Outcome, uid: int | None) -> _Started | Result:
@@ -397,6 +464,10 @@ def _run(job: Job, outcome: Outcome, start: _Started, uid: int | None, module_ru
         _measure_on_device(job, judge, request, outcome.device)
     elif backend == "sim":
         _listing_kept(job, judge, request, outcome.device)
+    late = None
+    if backend == "sim" and "cached" not in request:  # a new source: its verdict goes before its listing
+        request["listing_after_verdict"] = True
+        late = _LateListing(job, outcome, judge)
     warm = _take_spare(backend, limits, start.extra)  # a spare child already warm, or None: a cold start
     lock_fd = None
     if backend == "cuda":
@@ -415,6 +486,8 @@ def _run(job: Job, outcome: Outcome, start: _Started, uid: int | None, module_ru
             max_message_bytes=max_message_bytes(judge.args, runs),
             spare=warm.started if warm is not None else None,
             uid=uid,
+            on_final=late.report if late is not None else None,
+            grace_seconds=LATE_GRACE_S if late is not None else sandbox.FINAL_GRACE_S,
         )
     except (OverBudget, WireOverflow) as exc:
         malformed = f"{exc}; the engine stopped reading it"
@@ -423,7 +496,9 @@ def _run(job: Job, outcome: Outcome, start: _Started, uid: int | None, module_ru
         malformed = f"the job's messages were malformed ({exc}); did your code write to the engine's pipe?"
         run = None
     except Exception as exc:  # ours: the sandbox or the checker failed
-        return outcome.finish("error", f"the worker failed to run the job: {type(exc).__name__}: {exc}")
+        if late is None or late.result is None:
+            return outcome.finish("error", f"the worker failed to run the job: {type(exc).__name__}: {exc}")
+        run = None  # after the verdict was reported: the listing is what is lost
     finally:
         if lock_fd is not None:
             os.close(lock_fd)
@@ -436,7 +511,7 @@ def _run(job: Job, outcome: Outcome, start: _Started, uid: int | None, module_ru
         outcome.sandbox = {**outcome.sandbox, **{k: run.info[k] for k in ("uid", "memory_peak_mb") if k in run.info}}
     if spare.enabled():
         outcome.sandbox = {**outcome.sandbox, "warm_start": warm is not None}
-    return _Ran(judge, run, malformed)
+    return _Ran(judge, run, malformed, late)
 
 
 def _measure_on_device(job: Job, judge: _Judge, request: dict[str, Any], device: str) -> None:

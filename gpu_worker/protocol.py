@@ -490,16 +490,38 @@ class Outcome:
     """One job's events, numbered from FIRST_SEQ, and the one way it ends: `finish`.
 
     `finish` builds the Result, holds it to RESULT_BYTES and sends the final event: `done` with the verdict,
-    or `error` when the failure is ours. Nothing is sent after it: the run's story ends with its final event.
+    or `error` when the failure is ours, then hands the result to `on_result` (a worker reports it there).
+    Nothing is numbered after it: the run's story ends with its final event. A step that may come after the
+    verdict (the CPU tier's SASS listing) is numbered before it (`reserve`) and sent late (`send_reserved`).
     """
 
-    def __init__(self, submission_id: int, emit: Callable[[Event], None], backend: str, device: str = "") -> None:
+    def __init__(
+        self,
+        submission_id: int,
+        emit: Callable[[Event], None],
+        backend: str,
+        device: str = "",
+        on_result: Callable[[Result], None] | None = None,
+    ) -> None:
         self.submission_id, self.emit, self.backend = submission_id, emit, backend
         self.device = device or backend  # the job's backend until its device is known
         self.sandbox: dict[str, Any] = {}  # the sandbox's description once known: every result carries it
         self.started = time.monotonic()
         self.ended = False
+        self.on_result = on_result
         self._seqs = itertools.count(FIRST_SEQ)
+        self._reserved: set[int] = set()
+
+    def reserve(self) -> int:
+        """A number for an event that may come after the final one, told in its place before it."""
+        seq = next(self._seqs)
+        self._reserved.add(seq)
+        return seq
+
+    def send_reserved(self, seq: int, kind: str, **facts: Any) -> None:
+        """The event of a number `reserve` gave, once, before or after the final event."""
+        self._reserved.remove(seq)  # KeyError: not reserved, or sent already
+        self.emit(Event.of(kind, seq, **facts))
 
     def send(self, kind: str, **facts: Any) -> None:
         if self.ended:
@@ -523,6 +545,8 @@ class Outcome:
             judged = {k: facts[k] for k in ("goals", "goals_met") if k in facts}
             self.send("done", verdict=verdict, message=message, elapsed_seconds=result.elapsed_seconds, **judged)
         self.ended = True
+        if self.on_result is not None:
+            self.on_result(result)
         return result
 
 

@@ -1,7 +1,8 @@
 /**
  * One submission being shown: its events (each once, in seq order), their
  * effects on the page, and the reconnecting socket that streams them until
- * `done` or `error`; then the stored result (program output, where a runtime
+ * `done` or `error` (and a while after it: an event numbered before `done` may
+ * be told after it); then the stored result (program output, where a runtime
  * error happened), fetched once, since events do not carry it.
  */
 
@@ -16,13 +17,17 @@ export function socketUrl(wsBase, id, loc = window.location) {
   return `${scheme}://${loc.host}${wsBase}${id}/`;
 }
 
+/** How long the socket stays open after `done` for an event numbered before it (the CPU tier's SASS). */
+export const LATE_EVENTS_MS = 10000;
+
 export class Run {
   /**
    * @param {object} deps  id (in URLs), number (on the page), view (ResultsView), editor (Editor), figures (Figures),
    *   wsBase, onFinish(run, verdict), fetchDetail(id) -> {ok, body} for the stored result
    */
-  constructor({ id, number, view, editor, figures, wsBase, onFinish, fetchDetail, profile }) {
+  constructor({ id, number, view, editor, figures, wsBase, onFinish, fetchDetail, profile, setTimer }) {
     this.fetchDetail = fetchDetail || null;
+    this.setTimer = setTimer || ((fn, ms) => setTimeout(fn, ms));
     this.profile = profile || null; // a ProfilePanel: the Nsight Compute report of an accepted GPU run
     this.resultApplied = false;
     this.sources = { compile: [], memory: [], runtime: [] };
@@ -200,7 +205,9 @@ export class Run {
       const text = message ? `Finished: ${label}. ${message}` : `Finished: ${label}.`;
       this.view.setStatus(text, "done");
     }
-    this.stop();
+    // The CPU tier tells a new source's SASS listing after `done`, numbered before it: listen a while longer.
+    if (refused) this.stop();
+    else this.setTimer(() => this.stop(), LATE_EVENTS_MS);
     this.onFinish(this, verdict);
   }
 

@@ -7,7 +7,9 @@ started as root, and writes messages to the other pipe (see `gpu_worker.isolatio
 `runtime_error`), then one `outputs` per size (with the output arrays), then
 `not_run` or `finished`, after a `listing` with the SASS (and on the GPU the PTX)
 for reading: disassembling costs more than compiling, so the compile report and
-the occupancy it gives go out first. It never judges the outputs: the engine does.
+the occupancy it gives go out first. With `"listing_after_verdict"` (the CPU
+tier) `finished` comes before the `listing`, so the verdict does not wait for it.
+It never judges the outputs: the engine does.
 
 With `"profile": {"index": i}` in the request (`gpu_worker.profiling`, the child
 then runs under Nsight Compute) it launches size i once, under the per-GPU
@@ -204,6 +206,14 @@ class _Child:
                         self.leave_if_forked()
                         self.send({"type": exc.verdict, "message": exc.message, "diagnostics": [], "index": index})
                         return
+            if profile is None and compiled.listing is not None and request.get("listing_after_verdict"):
+                # the CPU tier: nvdisasm, started at the compile, takes longer than the launches, so the verdict
+                # goes first (the output written so far with it) and the SASS after it (`engine._LateListing`)
+                with contextlib.suppress(Exception):
+                    sys.stdout.flush()
+                self.send({"type": "finished", "listing_follows": True})
+                self.send_listing(compiled)
+                return
             if profile is None and compiled.listing is not None:
                 self.send_listing(compiled)
             elif reading is not None:

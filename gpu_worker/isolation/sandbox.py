@@ -557,6 +557,9 @@ def start(
     return Started(the_plan, session, req_w, msg_r, info_r)
 
 
+FINAL_GRACE_S = 1.0  # after the final message, how long the job has to end before it is killed
+
+
 def run_sandboxed(
     request: dict[str, Any],
     limits: Limits,
@@ -567,20 +570,22 @@ def run_sandboxed(
     max_message_bytes: int = 64 * 1024 * 1024,
     final_types: frozenset[str] = frozenset(),
     inherit_fds: tuple[int, ...] = (),  # e.g. the per-GPU timing lock (gpu_lock.py), kept open by the caller
-    grace_seconds: float = 1.0,
+    grace_seconds: float = FINAL_GRACE_S,
     spare: Started | None = None,  # a child started earlier (gpu_worker.isolation.spare) that waits for this request
     wrapper: Sequence[str] = (),  # a profiler the child runs under (gpu_worker.profiling); see `plan`
     read_only: Sequence[Path] = (),
     writable: Sequence[Path] = (),
     uid: int | None = None,  # the job's uid, leased by the caller (gpu_worker.isolation.uid_pool); None: leased here
     child_module: str = "gpu_worker.isolation.child",  # see `plan`
+    on_final: Callable[[SandboxRun], None] | None = None,
 ) -> SandboxRun:
     """Start the child, send it `request`, pass each message to `on_message`, stop it at the wall limit.
 
     `on_message` runs in this process as messages arrive; an exception from it
     stops the child and propagates. After a message whose type is in
     `final_types` the job has `grace_seconds` to end before it is killed (a
-    learner's leftover background process must not hold the result back).
+    learner's leftover background process must not hold the result back); `on_final`, when given, is told
+    then what is known of the run (its output so far, no exit status yet) while the grace goes on.
     Without `spare` the child is started here (a cold start). A root worker's
     child switches to `uid` (see `gpu_worker.isolation.uid_pool`), never one it chose.
     """
@@ -589,7 +594,7 @@ def run_sandboxed(
         return _run(
             request, limits, backend, on_message, extra_processes, max_message_bytes, final_types,
             inherit_fds, grace_seconds, spare, wrapper, read_only, writable,
-            uid if lease is None else lease.uid, child_module,
+            uid if lease is None else lease.uid, child_module, on_final,
         )  # fmt: skip
     finally:
         if lease is not None:
@@ -612,6 +617,7 @@ def _run(
     writable: Sequence[Path],
     uid: int | None,
     child_module: str,
+    on_final: Callable[[SandboxRun], None] | None,
 ) -> SandboxRun:
     started = time.monotonic()
     if spare is None:
@@ -679,6 +685,8 @@ def _run(
                         if message["type"] in final_types and not final_seen:
                             final_seen = True
                             deadline = min(deadline, time.monotonic() + grace_seconds)
+                            if on_final is not None:
+                                on_final(_so_far(session, out_fd, limits.output_bytes, started, the_plan, job_uid))
     finally:
         session.stop(grace=0 if timed_out else max(0.0, min(grace_seconds, deadline - time.monotonic())))
         for key in list(selector.get_map().values()):
@@ -697,4 +705,19 @@ def _run(
         output_truncated=session.truncated,
         info=info,
         oom_kills=session.oom_kills,
+    )
+
+
+def _so_far(session: Any, out_fd: int, cap: int, started: float, the_plan: Any, job_uid: int | None) -> SandboxRun:
+    """The run as known at its final message: the output written before it (read now), no exit status yet."""
+    with contextlib.suppress(BlockingIOError, OSError):
+        while chunk := os.read(out_fd, 1 << 16):
+            session.keep_output(chunk, cap)
+    return SandboxRun(
+        returncode=None,
+        timed_out=False,
+        wall_seconds=time.monotonic() - started,
+        output=session.output.decode("utf-8", errors="replace"),
+        output_truncated=session.truncated,
+        info={**the_plan.info, "uid": job_uid if job_uid is not None else the_plan.info["uid"]},
     )

@@ -93,23 +93,28 @@ def _report(name: str, *args: Any, patient: bool = False) -> None:
 
 
 class _Reporter:
-    """Sends events as they come; keeps the final one back to travel with the result."""
+    """Sends events as they come; keeps the final one back to travel with the result, sent once (`finish`).
+
+    An event told after the final one but numbered before it (the CPU tier's SASS listing, `engine._LateListing`)
+    is sent too: the web side keeps it in its place and merges it into the stored result.
+    """
 
     def __init__(self, submission_id: int, attempt: int | None = None):
         self.submission_id, self.attempt = submission_id, attempt
         self.seq_offset = 1000 * ((attempt or 1) - 1)  # a rerun's events must not collide with the lost run's
         self.final: dict | None = None
         self.last_seq = 1
+        self.finished = False
 
     def __call__(self, event: Event) -> None:
         payload = event.to_wire()
         payload["seq"] += self.seq_offset
-        if self.final is not None:  # the story ended: the web side would drop it (labs.runs.services.record_event)
+        if self.final is not None and payload["seq"] >= self.final["seq"]:  # the web side would drop it
             log.warning("event %s of submission %s after its final event dropped", payload["type"], self.submission_id)
             return
         self.last_seq = max(self.last_seq, payload["seq"])
         if payload["type"] in ("done", "error"):
-            self.final = payload
+            self.final = self.final or payload
         else:
             try:
                 _report("labs.record_event", self.submission_id, payload, self.attempt)
@@ -117,6 +122,9 @@ class _Reporter:
                 log.warning("event of submission %s dropped (%s: %s)", self.submission_id, type(exc).__name__, exc)
 
     def finish(self, result: Result) -> None:
+        if self.finished:  # reported already, as the engine told the final event (`run_job`'s `on_result`)
+            return
+        self.finished = True
         kind = "error" if result.verdict == "error" else "done"
         fallback = Event.of(kind, self.last_seq + 1, verdict=result.verdict, message=result.message)
         final = self.final or fallback.to_wire()
@@ -214,7 +222,7 @@ def run_job(self: Any, payload: dict) -> str:
         reporter.finish(result)
         return result.verdict
     try:
-        result = run_in_engine(job, reporter, backend=backend)
+        result = run_in_engine(job, reporter, backend=backend, on_result=reporter.finish)
     except SoftTimeLimitExceeded:
         result = _worker_error(job.submission_id, f"The worker gave up on this run after {settings.soft_time_limit} s.")
     except Exception as exc:  # an engine bug must still end the run, never leave it running

@@ -239,7 +239,30 @@ def _store_late_event(submission: Submission, event: dict, attempt: int | None) 
     if not inside or (attempt is not None and attempt != submission.attempts):
         log.info("event %s of run %s dropped: after the end of its story", event["seq"], submission.pk)
         return False
-    return _store_event(submission, event)
+    stored = _store_event(submission, event)
+    if stored and _merge_listing(submission, event):
+        submission.save(update_fields=["result"])
+    return stored
+
+
+LISTED = ("ptx_excerpt", "sass_excerpt")
+
+
+def _merge_listing(submission: Submission, event: dict) -> bool:
+    """A `compiled` event's listing (SASS, PTX and their notes) into the stored result's compile report.
+
+    On the CPU tier the worker sends the verdict before the SASS listing (nvdisasm takes longer than the
+    launches), numbered before `done`: a page that loads later reads it from the result. True when merged.
+    """
+    compile_report = (submission.result or {}).get("compile")
+    listed = {k: event[k] for k in LISTED if event.get(k)}
+    if event.get("type") != "compiled" or not isinstance(compile_report, dict) or not listed:
+        return False
+    if all(compile_report.get(k) == v for k, v in listed.items()):
+        return False
+    notes = list(event.get("notes") or compile_report.get("notes") or [])
+    submission.result = {**submission.result, "compile": {**compile_report, **listed, "notes": notes}}
+    return True
 
 
 def record_result(
@@ -267,6 +290,9 @@ def record_result(
         submission.result = result.to_wire()
         if fleet_routing.is_shared(submission.queue):  # practice on an MPS or time-sliced slice
             submission.result["indicative"] = fleet_routing.SHARED_WORDS
+        listed = submission.events.filter(type="compiled").order_by("-seq").first()  # a late listing, here first
+        if listed is not None:
+            _merge_listing(submission, listed.payload)
         submission.verdict = result.verdict
         submission.status = Status.ERROR if infrastructure else Status.DONE
         submission.finished_at = submission.last_event_at = timezone.now()

@@ -26,7 +26,8 @@ def vector_add(a, b, c):
 """
 
 
-# The events of an accepted run on the simulator, in order.
+# The events of an accepted run on the simulator, in seq order (a new source's second `compiled`, with the
+# SASS, is told after `done`: `engine._LateListing`).
 ACCEPTED_ON_SIM = [
     "started",
     "compiled",

@@ -30,7 +30,7 @@ def test_run_prints_the_result_as_json_and_events_on_stderr():
     result = json.loads(done.stdout)
     assert result["verdict"] == "accepted" and result["backend"] == "sim"
     events = [json.loads(line) for line in done.stderr.splitlines()]
-    assert [e["type"] for e in events] == ACCEPTED_ON_SIM
+    assert [e["type"] for e in sorted(events, key=lambda e: e["seq"])] == ACCEPTED_ON_SIM
 
 
 def test_run_exits_0_for_a_verdict_that_is_not_accepted():
