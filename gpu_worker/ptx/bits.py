@@ -119,10 +119,11 @@ _PRMT_MODES = {
 
 def _bit_length(x: np.ndarray, bits: int) -> np.ndarray:
     """Per element, the number of bits up to its highest set bit (0 for 0), by smearing that bit down."""
-    smeared = np.asarray(x).view(np.uint32 if bits == 32 else np.uint64).copy()
+    word = np.uint32 if bits == 32 else np.uint64
+    smeared = np.asarray(x).view(word).copy()
     shift = 1
     while shift < bits:
-        smeared |= smeared >> smeared.dtype.type(shift)
+        smeared = np.bitwise_or(smeared, np.right_shift(smeared, word(shift)))
         shift *= 2
     return np.bitwise_count(smeared).astype(np.int64)
 
