@@ -190,7 +190,7 @@ class InstructorJourneyTests(BrowserTestCase):
         bob.wait_for_selector(".cm-content")
         self.page = bob
         assert self.submit(REFERENCE.source) == "accepted"  # on the CPU tier's PTX executor: no GPU worker runs here
-        assert self.submit(FALLBACK) == "accepted"  # on Numba's simulator, the fallback: not counted
+        assert self.submit(FALLBACK) == "not_run"  # a float64 sine the executor cannot run: for a GPU lane, not counted
 
         ian.goto(f"{course_url}gradebook/")
         cell = ian.locator('#gradebook tr[data-student="bob"] td[data-exercise="vector-add"]')
@@ -199,8 +199,8 @@ class InstructorJourneyTests(BrowserTestCase):
         ian.wait_for_selector(".run")
         counted, fallback = ian.locator(".run").all()
         assert "counted" in (counted.get_attribute("class") or "") and "score 10.00" in counted.inner_text()
-        assert "not counted: the CPU tier ran this kernel on Numba's CUDA simulator" in fallback.inner_text()
-        ian.fill("#feedback-text", "Correct on the executor; drop the float64 sine, it sends the run to the simulator.")
+        assert "not counted: the CPU tier cannot run this kernel; a GPU lane can" in fallback.inner_text()
+        ian.fill("#feedback-text", "Correct on the executor; drop the float64 sine, the CPU tier cannot run it.")
         ian.click("#send-feedback")
         ian.wait_for_selector("#feedback li:not(.muted)")
 

@@ -19,6 +19,7 @@ from gpu_worker.exercise.launch import resolve_launch
 EXACT_BY_DESIGN = {
     "divergence": "n is a multiple of 64: the goal counts 32 active lanes at every warp's store",
     "transpose": "n is a multiple of the 32 x 32 tile: the reference's tiles have no guard",
+    "coalescing": "n is a multiple of 32: the report reads a whole warp's 32 sectors against 4, the lesson's numbers",
 }
 ROUNDED_UP = re.compile(r"ceil_div\(([^,]+),\s*([^)]+)\)")
 
