@@ -111,12 +111,12 @@ def test_a_sweep_with_one_timed_point_draws_nothing_and_a_stopped_sweep_says_whe
 
 
 def test_the_judge_keeps_a_point_s_checks_and_its_runtime_error_out_of_the_verdict():
-    from gpu_worker.engine import _Judge
+    from gpu_worker.engine.judge import Judge
 
     job = _job(128)
     runs = plan.runs(job, "cuda")
     sent: list = []
-    judge = _Judge(job, runs, lambda kind, **f: sent.append(kind))
+    judge = Judge(job, runs, lambda kind, **f: sent.append(kind))
     judge.gpu = GpuReport(job, runs, lambda kind, **f: None, judge.state.checks)
     judge.trusts_checks = True
     first_point = next(i for i, r in enumerate(runs) if is_sweep(r))
@@ -129,7 +129,7 @@ def test_the_judge_keeps_a_point_s_checks_and_its_runtime_error_out_of_the_verdi
     assert len(judge.state.checks) == first_point and all(c.passed for c in judge.state.checks)
     assert judge.gpu.sweep_checks[first_point][0].passed is False
     assert sent.count("check") == first_point
-    graded = _Judge(job, runs, lambda kind, **f: None)
+    graded = Judge(job, runs, lambda kind, **f: None)
     graded({"type": "runtime_error", "index": 0, "message": "a fault in the graded launch"})
     assert graded.state.verdict == "runtime_error"
 

@@ -37,7 +37,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "__main__": {"cli"},
     "__init__": set(),
 }
-TOP_MODULES = {"__init__", "__main__", "engine", "profiling", "protocol", "settings", "cli", "occupancy_cli"}
+TOP_MODULES = {"__init__", "__main__", "profiling", "protocol", "settings", "cli", "occupancy_cli"}
 
 
 def _part(path: Path) -> str:

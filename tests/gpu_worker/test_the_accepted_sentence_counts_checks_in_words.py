@@ -1,6 +1,6 @@
 """The accepted verdict's sentence reads right for one, two and many checks."""
 
-from gpu_worker.engine import checks_passed
+from gpu_worker.engine.judge import checks_passed
 
 
 def test_one_check_reads_in_the_singular():
