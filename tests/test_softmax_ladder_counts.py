@@ -1,7 +1,8 @@
-"""bench/softmax_ladder.py's parts that need no GPU: lines of code per rung, the CUTLASS rung's reason, the table."""
+"""bench/softmax_ladder.py's parts that need no GPU: lines of code, the rungs' reasons and configs, the table."""
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import sys
 from pathlib import Path
@@ -64,3 +65,14 @@ def test_the_table_names_the_roof_and_each_rung_that_did_not_run(ladder):
     assert "NVIDIA H200, 2026-12-06T18:00:00Z" in table and "4200 GB/s, copy bandwidth" in table
     assert "| Triton | 12 | ran | 2 x 3 | 10.0 | 3000 | 71 |" in table
     assert "| CUTLASS | - | not runnable in the worker's image: too big |" in table
+
+
+def test_the_helion_rung_gives_its_kernel_one_config_so_it_never_autotunes():
+    # Helion autotunes a kernel unless it is given exactly one config: minutes of a device call's time.
+    tree = ast.parse((BENCH.parent / "ladder" / "helion_softmax.py").read_text())
+    kernel = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "softmax_rows")
+    (decorator,) = kernel.decorator_list
+    assert ast.unparse(decorator.func) == "helion.kernel"
+    (config,) = [keyword.value for keyword in decorator.keywords if keyword.arg == "config"]
+    assert ast.unparse(config.func) == "helion.Config"
+    assert not [keyword for keyword in decorator.keywords if keyword.arg in {"configs", "autotune_effort"}]

@@ -1,8 +1,10 @@
 """The Helion rung: PyTorch's own operators over a tile of rows, compiled by Helion to Triton.
 
-Helion's example softmax (github.com/pytorch/helion, examples/softmax.py). Its autotuner searches
-for minutes; the ladder fixes one configuration instead (one row a tile, the row in registers, the
-Triton rung's shape), so the rung times what Helion generates for it, not a search.
+Helion's example softmax (github.com/pytorch/helion, examples/softmax.py, `softmax_decomposed`), for
+Helion 1.0.0, the release pinned in bench/fetch_device_deps.sh for the image's PyTorch 2.11. Its
+autotuner searches for minutes; the ladder fixes one configuration instead (one row a tile, the row in
+registers, the Triton rung's shape): a kernel given one config does not autotune, so the rung times what
+Helion generates for it, not a search.
 """
 
 from __future__ import annotations
