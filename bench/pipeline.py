@@ -41,6 +41,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import host_cpu  # noqa: E402
+
 EXERCISE = "vector-add"
 FINAL = ("done", "error")
 NOT_READY = ("starting", "calibrating", "warming", "initialising", "initializing")  # heartbeat states
@@ -226,6 +228,7 @@ async def run_one(user: Any, language: str, source: str, timeout: float) -> dict
                 "repeats",
                 "stop_reason",
                 "gpu_seconds",
+                "host_phases_s",
             )
         }
         for size in sizes
@@ -348,7 +351,23 @@ def _where_the_time_went(jobs: list[dict[str, Any]]) -> dict[str, Any]:
         "gpu_per_job_s": _stats([sum(s["gpu_seconds"] or 0 for s in t) for t in timed]),
         "samples_per_size": _stats([s["repeats"] for s in sizes if s.get("repeats")]),
         "stop_reasons": dict(collections.Counter(s.get("stop_reason") for s in sizes)),
+        # the job's stretches as its viewer saw them: compile, the checks, the timings, the verdict's tail
+        "started_to_compiled_s": _stats(between("started", "compiled")),
+        "compiled_to_first_check_s": _stats(between("compiled", "check")),
+        "first_check_to_first_timing_s": _stats(between("check", "timing")),
+        "first_timing_to_done_s": _stats(between("timing", "done")),
+        # the measuring process's own clock, summed over a job's sizes, phase by phase
+        "child_phases_per_job_s": {
+            phase: _stats([sum((s.get("host_phases_s") or {}).get(phase, 0.0) for s in t) for t in timed])
+            for phase in sorted({k for s in sizes for k in (s.get("host_phases_s") or {})})
+        },
     }
+
+
+def _own_cpu() -> float:
+    """This process's own CPU seconds (not its services': they are its children)."""
+    times = os.times()
+    return times.user + times.system
 
 
 def _gpu_busy(client: Any, prefix: str, ready: dict[str, Any]) -> dict[str, float] | None:
@@ -483,6 +502,16 @@ def write_report(out: Path, report: dict[str, Any]) -> str:
             "| --- | --- |",
             *[f"| {name} | {met} |" for name, met in load["targets_met"].items()],
         ]
+        if load.get("host_cpu"):
+            lines += [
+                "",
+                "| the host's CPU during the load | CPU s | cores | per graded job (s) |",
+                "| --- | --- | --- | --- |",
+            ]
+            lines += [
+                f"| {name} | {row['cpu_s']} | {row['cores']} | {row['per_job_s']} |"
+                for name, row in load["host_cpu"].items()
+            ]
     bad = report.get("not_accepted") or []
     lines += ["", f"Verdicts: {report.get('accepted', 0)} of {report.get('job_count', 0)} accepted."]
     lines += [f"- #{j['submission']} {j['language']}: {j['verdict']}: {j['message'][:300]}" for j in bad]
@@ -641,8 +670,18 @@ def main(argv: list[str] | None = None) -> int:
         report["joined_late"] = [j["submission"] for j in everything if j["joined_late"]]
         report["summary"] = summarise(run, languages)
         if args.learners:
+            roots = {service.name: service.process.pid for service in services}
+            cpu_before, busy_before, bench_before = host_cpu.snapshot(roots), host_cpu.machine_busy_s(), _own_cpu()
             load = asyncio.run(
                 run_concurrent(languages, args.learners, args.job_timeout, args.load_seconds, args.unique_sources)
+            )
+            load["host_cpu"] = host_cpu.between(
+                cpu_before,
+                host_cpu.snapshot(roots),
+                host_cpu.machine_busy_s() - busy_before,
+                load["wall_s"],
+                load["accepted"],
+                {"this bench (the website's submit calls, the learners' sockets)": _own_cpu() - bench_before},
             )
             load["workers"] = args.workers
             load["unique_sources"] = args.unique_sources

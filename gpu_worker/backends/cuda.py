@@ -153,6 +153,16 @@ class Kernel:
         return (int(self.abi.threads),) if self.abi is not None else config.block
 
 
+@dataclass
+class TimedSets:
+    """A size's timed input sets on the device, their expected outputs and the guard that alternates them."""
+
+    check: CheckSpec
+    sets: list[list[Any]]
+    expectations: list[Any]
+    guard: Any  # a launch_guard.LaunchGuard
+
+
 class CudaBackend(Backend):
     """A real GPU through CuPy (CUDA C++) and numba-cuda (CUDA Python)."""
 
@@ -326,15 +336,20 @@ class CudaBackend(Backend):
         """The job's arguments for one input set, born on this GPU in the launches' stream (`device_inputs`)."""
         from gpu_worker.exercise.device_inputs import make_device_arguments
 
-        with self._sharing(), self._stream():
+        with self.correctness(), self._stream():
             return make_device_arguments(self.cp, args, sizes, seed)
 
     @contextlib.contextmanager
-    def _sharing(self) -> Iterator[None]:
-        """Correctness work on the GPU (draws, the check launch, expected outputs, comparisons) under the shared
-        kind of the per-GPU lock: beside other jobs' such work, never inside a timed run (`gpu_lock`). Under a
-        class's load, checks running into a timing took its samples from 20 to 120 a size (run 22). The stream is
-        drained before the lock goes, or its queued kernels would run on into someone's timing."""
+    def correctness(self) -> Iterator[None]:
+        """A block of correctness work on the GPU (draws, the check launch, expected outputs, comparisons) under
+        the shared kind of the per-GPU lock: beside other jobs' such work, never inside a timed run (`gpu_lock`).
+        Under a class's load, checks running into a timing took its samples from 20 to 120 a size (run 22).
+
+        The child holds one block per size around all of that size's correctness work, so a size passes the
+        lock's writer-first gate once instead of once a step: each pass waits behind every timing queued at the
+        gate, and six passes a size held a job's checks back 1.2 s at p50 under 8 learners (run 23). Blocks
+        nest (the lock is re-entrant per thread). The stream is drained before the lock goes, or its queued
+        kernels would run on into someone's timing; a faulted context cannot drain, and the fault is the news."""
         from gpu_worker.measurement.gpu_lock import sharing_lock
 
         with sharing_lock(self.uuid) if self.uuid else contextlib.nullcontext(0.0) as waited:
@@ -342,10 +357,12 @@ class CudaBackend(Backend):
             try:
                 yield
             except BaseException:
-                with contextlib.suppress(Exception):  # a faulted context cannot synchronise; the fault is the news
+                with contextlib.suppress(Exception):
                     self._stream().synchronize()
                 raise
-            self._stream().synchronize()
+            # a fault caught inside the block (the child reports it and leaves) left nothing that can drain
+            with contextlib.suppress(Exception) if self.faulted else contextlib.nullcontext():
+                self._stream().synchronize()
 
     def _stream(self) -> Any:
         """The stream every step of a job runs in (made on first use): uploads, draws, launches, checks."""
@@ -396,7 +413,7 @@ class CudaBackend(Backend):
         without, copy the outputs back into the host arrays."""
         cp = self.cp
         try:
-            with self._sharing(), self._stream():  # uploads, the launch and downloads in one stream's order
+            with self.correctness(), self._stream():  # uploads, the launch and downloads in one stream's order
                 dev_args = self._device_args(handle, args)
                 expectation = device_check.expect(cp, check, dev_args) if check is not None else None
                 launch = self._launcher(handle, dev_args, config)
@@ -420,53 +437,65 @@ class CudaBackend(Backend):
 
     # --- time and occupancy (the child calls these after `launch`) ---
 
+    def prepare_timed(self, timed: list[list[Any]] | None, check: CheckSpec | None) -> TimedSets | None:
+        """The timed launches' own input sets on the device (`timed`: argument lists from fresh seeds), their
+        expected outputs and the `LaunchGuard` that alternates them: correctness work, so the child does it in
+        the size's `correctness` block, before `time` takes the GPU alone. None without `timed` and `check`."""
+        from gpu_worker.measurement.launch_guard import LaunchGuard
+
+        if not timed or check is None:
+            return None
+        if self._last is None:
+            raise RuntimeError("prepare_timed() before launch()")
+        handle, _, launch_config = self._last
+        cp = self.cp
+        with self._faults(), self.correctness(), self._stream():
+            sets = [self._device_args(handle, values) for values in timed]
+            expectations = [device_check.expect(cp, check, s) for s in sets]
+            outs = [[d for d, r in zip(s, handle.roles, strict=True) if r == "out"] for s in sets]
+            guard = LaunchGuard(cp, [self._launcher(handle, s, launch_config) for s in sets], outs)
+        return TimedSets(check, sets, expectations, guard)
+
     def time(
         self,
         timed: list[list[Any]] | None = None,
         check: CheckSpec | None = None,
         config: timing.TimingConfig | None = None,
         budget_s: float | None = None,
+        prepared: TimedSets | None = None,
     ) -> dict[str, Any]:
-        """Time the last launched size under the per-GPU lock.
+        """Time the last launched size, alone on the GPU (the per-GPU lock's exclusive kind).
 
-        With `timed` (argument lists made from fresh seeds, born on the device) and `check`, the timed launches run on
-        those inputs under a `LaunchGuard`, and the summary's `checks` judge what the timed launches left.
-        `budget_s`, the GPU time this size may take, replaces the default rule's (a sweep point's is smaller).
+        With `prepared` (or `timed` and `check`, prepared here) the timed launches run on their own inputs under a
+        `LaunchGuard`, and the summary's `checks` judge what the timed launches left (compared under the shared
+        kind once the timing has let go). `budget_s`, the GPU time this size may take, replaces the default
+        rule's (a sweep point's is smaller).
         """
         if config is None and budget_s is not None:
             config = timing.TimingConfig(rule=replace(stats.StopRule(), gpu_budget_s=float(budget_s)))
         from gpu_worker.measurement.gpu_lock import timing_lock
-        from gpu_worker.measurement.launch_guard import LaunchGuard
 
         if self._last is None:
             raise RuntimeError("time() before launch()")
+        if prepared is None:
+            prepared = self.prepare_timed(timed, check)
         handle, dev_args, launch_config = self._last
-        cp = self.cp
-        guard, sets, expectations = None, [], []
-        try:
-            if timed and check is not None:
-                with self._sharing(), self.stream:
-                    sets = [self._device_args(handle, values) for values in timed]
-                    expectations = [device_check.expect(cp, check, s) for s in sets]
-                    outs = [[d for d, r in zip(s, handle.roles, strict=True) if r == "out"] for s in sets]
-                    guard = LaunchGuard(cp, [self._launcher(handle, s, launch_config) for s in sets], outs)
+        checks: list[CheckInfo] = []
+        with self._faults():
             launch = self._launcher(handle, dev_args, launch_config)
             # the lock covers the launches only (timing.measure): device state and read-backs stay outside it
             result = timing.measure(
-                launch, nvml=self.nvml, config=config, guard=guard, exclusive=timing_lock(self.uuid)
+                launch,
+                nvml=self.nvml,
+                config=config,
+                guard=prepared.guard if prepared else None,
+                exclusive=timing_lock(self.uuid),
             )
-            checks: list[CheckInfo] = []
-            with self._sharing() if sets else contextlib.nullcontext():
-                for k, (values, expectation) in enumerate(zip(sets, expectations, strict=True)):
-                    assert check is not None
-                    checks += device_check.compare(cp, check, expectation, values, f" (timed launches, inputs {k + 1})")
-        except device_check.Tampered as exc:
-            raise LearnerError("runtime_error", TAMPERED.format(exc)) from None
-        except Exception as exc:
-            words, name = fault_message(exc)
-            if name is None:
-                raise
-            raise self._fault(exc) from None
+            if prepared is not None:
+                with self.correctness():
+                    for k, (values, expectation) in enumerate(zip(prepared.sets, prepared.expectations, strict=True)):
+                        words = f" (timed launches, inputs {k + 1})"
+                        checks += device_check.compare(self.cp, prepared.check, expectation, values, words)
         summary = timing.brief(result)
         summary["lock_wait_seconds"] = round(result["lock_wait_seconds"], 4)
         summary["lock_held_seconds"] = round(result["lock_held_seconds"], 4)  # the GPU alone: the worker's busy time
@@ -474,10 +503,24 @@ class CudaBackend(Backend):
         summary["device_before"] = result["device_before"]
         summary["device_after"] = result["device_after"]
         summary["method"] = "CUDA events, L2 flushed before each sample; hot = CUDA-graph replay / K"
-        if guard is not None:
+        if prepared is not None:
             summary["checks"] = [c.model_dump() for c in checks]
-        del sets, expectations, guard
         return summary
+
+    @contextlib.contextmanager
+    def _faults(self) -> Iterator[None]:
+        """What the learner's kernel did, in the verdict's words: a tampered expectation, a CUDA fault."""
+        try:
+            yield
+        except device_check.Tampered as exc:
+            raise LearnerError("runtime_error", TAMPERED.format(exc)) from None
+        except LearnerError:
+            raise
+        except Exception as exc:
+            _, name = fault_message(exc)
+            if name is None:
+                raise
+            raise self._fault(exc) from None
 
     def occupancy(self, handle: Any, config: LaunchConfig) -> dict[str, Any]:
         """Active blocks per SM for this launch: the driver's answer beside the offline calculator's."""

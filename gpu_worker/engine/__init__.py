@@ -225,6 +225,7 @@ def _run(job: Job, outcome: Outcome, start: _Started, uid: int | None, module_ru
     if backend == "sim" and "cached" not in request:  # a new source: its verdict goes before its listing
         request["listing_after_verdict"] = True
         late = _LateListing(job, outcome, judge)
+    spare.note_compile(job.exercise.language == "numba" and not (request.get("cached") or {}).get("answer"))
     warm = _take_spare(backend, limits, start.extra)  # a spare child already warm, or None: a cold start
     lock_fd = None
     if backend == "cuda":

@@ -97,6 +97,47 @@ class _Child:
         if os.getpid() != self.pid:
             os._exit(0)
 
+    def _send_outputs(self, index: int, args: list[Any], values: dict[str, Any], checks: Any, backend: Any) -> None:
+        """A size's checks (judged on the device by this process, which never ran learner code) or its outputs
+        (for the engine to judge), then its memory report where the backend made one."""
+        if checks is not None:
+            self.send({"type": "checked", "index": index, "checks": [c.model_dump() for c in checks]})
+        else:
+            outputs = {a.name: values[a.name] for a in args if a.role == "out"}
+            self.send({"type": "outputs", "index": index}, outputs)
+        memory = backend.take_memory_report() if hasattr(backend, "take_memory_report") else None
+        if memory is not None:
+            self.send({"type": "memory", "index": index, "memory": memory})
+
+    def _prepare_timing(
+        self,
+        backend: Any,
+        handle: Any,
+        config: Any,
+        index: int,
+        run: dict[str, Any],
+        args: list[Any],
+        check: Any,
+        draw: Any,
+        phases: dict[str, float],
+    ) -> Any:
+        """Before a size is timed: its occupancy (sent), its timed launches' inputs drawn and prepared on the
+        device (`prepare_timed`), the host seconds of each added to `phases`; returns the prepared sets."""
+        from gpu_worker.exercise.inputs import make_arguments
+
+        clock = time.perf_counter()
+        occupancy = backend.occupancy(handle, config)
+        self.send({"type": "occupancy", "index": index, "occupancy": occupancy})
+        phases["occupancy"] = time.perf_counter() - clock
+        clock = time.perf_counter()
+        timed = [
+            [(draw or make_arguments)(args, run["sizes"], seed)[a.name] for a in args]
+            for seed in run.get("timed_seeds") or []
+        ]
+        prepared = backend.prepare_timed(timed, check)
+        phases["timed_inputs"] = time.perf_counter() - clock
+        return prepared
+
     def run(self) -> None:
         from gpu_worker.backends import get_backend
         from gpu_worker.backends.base import LearnerError
@@ -154,15 +195,26 @@ class _Child:
                 check = _check_spec(request, args, run) if profile is None else None
                 # judged on the device, the inputs are born there too; otherwise the engine's host formulas
                 draw = backend.make_arguments if check is not None and hasattr(backend, "make_arguments") else None
-                clock = time.perf_counter()
-                values = (draw or make_arguments)(args, run["sizes"], run["seed"])
-                phases = {"inputs": time.perf_counter() - clock}
                 config = LaunchConfig(tuple(run["grid"]), tuple(run["block"]), run.get("shared_bytes", 0))
+                phases: dict[str, float] = {}
+                measure = bool(request.get("measure")) and hasattr(backend, "time")  # cuda: occupancy, timing
                 try:
-                    with _gpu_lock(backend) if profile is not None else contextlib.nullcontext():
+                    # the size's correctness work in one hold of the GPU lock's shared kind (`correctness`), the
+                    # timing after it alone; a profiled launch takes the exclusive kind instead
+                    with _correctness(backend, profile), _gpu_lock(backend, profile):
+                        clock = time.perf_counter()
+                        values = (draw or make_arguments)(args, run["sizes"], run["seed"])
+                        phases["inputs"] = time.perf_counter() - clock
                         clock = time.perf_counter()
                         checks = backend.launch(compiled.handle, [values[a.name] for a in args], config, check)
                         phases["launch_and_check"] = time.perf_counter() - clock
+                        if profile is None:
+                            self._send_outputs(index, args, values, checks, backend)
+                        prepared = None
+                        if measure and profile is None:
+                            prepared = self._prepare_timing(
+                                backend, compiled.handle, config, index, run, args, check, draw, phases
+                            )
                 except LearnerError as exc:
                     self.leave_if_forked()
                     self.send_listing(compiled)
@@ -172,30 +224,12 @@ class _Child:
                 if profile is not None:  # the profiler has what it came for; no outputs, no timing
                     self.send({"type": "profiled", "index": index})
                     continue
-                if checks is not None:  # judged on the device by this process, which never ran learner code
-                    self.send({"type": "checked", "index": index, "checks": [c.model_dump() for c in checks]})
-                else:
-                    outputs = {a.name: values[a.name] for a in args if a.role == "out"}
-                    self.send({"type": "outputs", "index": index}, outputs)
-                memory = backend.take_memory_report() if hasattr(backend, "take_memory_report") else None
-                if memory is not None:
-                    self.send({"type": "memory", "index": index, "memory": memory})
-                if request.get("measure") and hasattr(backend, "time"):  # the cuda backend: occupancy, timing
+                if measure:
                     try:
                         clock = time.perf_counter()
-                        occupancy = backend.occupancy(compiled.handle, config)  # type: ignore[attr-defined]
-                        self.send({"type": "occupancy", "index": index, "occupancy": occupancy})
-                        phases["occupancy"] = time.perf_counter() - clock
-                        clock = time.perf_counter()
-                        timed = [
-                            [(draw or make_arguments)(args, run["sizes"], seed)[a.name] for a in args]
-                            for seed in run.get("timed_seeds") or []
-                        ]
-                        phases["timed_inputs"] = time.perf_counter() - clock
-                        clock = time.perf_counter()
-                        budget = run.get("gpu_budget_s")
-                        summary = backend.time(timed, check, budget_s=budget)  # type: ignore[attr-defined]
+                        summary = backend.time(prepared=prepared, budget_s=run.get("gpu_budget_s"))  # type: ignore[attr-defined]
                         phases["timed_launches_and_checks"] = time.perf_counter() - clock
+                        del prepared  # the timed sets' device memory, before the next size's
                         # where this size's wall time went, for the benchmarks (the measuring process's clock)
                         summary["host_phases_s"] = {k: round(v, 4) for k, v in phases.items()}
                         timed_checks = summary.pop("checks", None)
@@ -265,16 +299,25 @@ def _check_spec(request: dict[str, Any], args: list[Any], run: dict[str, Any]) -
     return CheckSpec(args=args, expected=dict(spec["expected"]), tolerance=tolerance, sizes=dict(run["sizes"]))
 
 
-def _gpu_lock(backend: Any) -> contextlib.AbstractContextManager[float]:
+def _gpu_lock(backend: Any, profile: Any) -> contextlib.AbstractContextManager[float]:
     """The per-GPU lock around a profiled launch, so no timed run shares the GPU with the profiler's replays."""
     from gpu_worker.measurement.gpu_lock import timing_lock
 
     uuid = getattr(backend, "uuid", None)
-    return timing_lock(uuid) if uuid else contextlib.nullcontext(0.0)
+    return timing_lock(uuid) if uuid and profile is not None else contextlib.nullcontext(0.0)
 
 
-def _warm_up(backend: str) -> str:
-    """A spare's imports (and, for cuda, its CUDA context): done before its job's request arrives.
+def _correctness(backend: Any, profile: Any) -> contextlib.AbstractContextManager[Any]:
+    """A size's correctness work in one hold of the GPU lock's shared kind (`CudaBackend.correctness`); nothing
+    for a backend without a GPU, or for a profiled launch (which holds the exclusive kind)."""
+    if profile is not None or not hasattr(backend, "correctness"):
+        return contextlib.nullcontext()
+    return backend.correctness()
+
+
+def _warm_up(backend: str, compiler: bool = True) -> str:
+    """A spare's imports (and, for cuda, its CUDA context): done before its job's request arrives; with
+    `compiler`, the learner's compile process started warm too (`spare.wants_compiler` decides).
 
     Returns what failed, in words ('' when nothing did): the job then does it itself, and shows any
     real fault; the worker logs the spare's problem, which would otherwise go unseen.
@@ -291,7 +334,8 @@ def _warm_up(backend: str) -> str:
         import gpu_worker.ptx.executor  # noqa: F401
         from gpu_worker.backends import compile_server
 
-        compile_server.start_spare()  # the real compiler, warm, in a process of its own
+        if compiler:
+            compile_server.start_spare()  # the real compiler, warm, in a process of its own
     elif backend == "cuda":
         try:
             from gpu_worker.measurement import kernel_cache
@@ -300,7 +344,8 @@ def _warm_up(backend: str) -> str:
             import gpu_worker.backends.cuda  # noqa: F401
             from gpu_worker.backends import compile_server
 
-            compile_server.start_spare()  # the learner's compile process, warm; it starts while CUDA does
+            if compiler:
+                compile_server.start_spare()  # the learner's compile process, warm; it starts while CUDA does
             import cupy
 
             cupy.cuda.runtime.free(0)  # creates the device's primary context
@@ -315,7 +360,7 @@ def _warm_up(backend: str) -> str:
 def _become_spare(argv: list[str], writer: MessageWriter) -> None:
     """Import what the job will need, keep only the job's CPU seconds from here on, and say `ready`."""
     backend, cpu_seconds = argv[0], int(argv[1])
-    problem = _warm_up(backend)
+    problem = _warm_up(backend, compiler=argv[2:3] != ["no-compiler"])
     used = resource.getrusage(resource.RUSAGE_SELF)
     limit = math.ceil(used.ru_utime + used.ru_stime) + cpu_seconds
     _, hard = resource.getrlimit(resource.RLIMIT_CPU)

@@ -515,6 +515,7 @@ def start(
     inherit_fds: tuple[int, ...] = (),
     spare_cpu_allowance: int | None = None,
     *,
+    spare_compiler: bool = True,
     wrapper: Sequence[str] = (),
     read_only: Sequence[Path] = (),
     writable: Sequence[Path] = (),
@@ -524,7 +525,8 @@ def start(
 
     With `spare_cpu_allowance` the child is a spare: it imports its backend,
     says `ready`, and lowers its CPU limit to what it used plus the job's
-    (RLIMIT_CPU at start is the job's plus the allowance, for the imports).
+    (RLIMIT_CPU at start is the job's plus the allowance, for the imports); `spare_compiler=False`: it
+    starts no warm compile process (`spare.wants_compiler`).
     `wrapper`, `read_only`, `writable` and `child_module` are `plan`'s.
     """
     req_r, req_w = os.pipe()
@@ -533,6 +535,7 @@ def start(
     child_args = [str(req_r), str(msg_w)]
     if spare_cpu_allowance is not None:
         child_args += ["--spare", backend, str(int(limits.cpu_seconds))]
+        child_args += [] if spare_compiler else ["no-compiler"]
     the_plan = plan(
         backend,
         limits,

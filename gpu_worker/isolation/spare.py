@@ -25,6 +25,13 @@ Switch: `WARPLAB_SPARE_SANDBOX=0` disables spares, `=1` enables them; without
 the variable they are off unless the process calls `set_default(True)`, which
 the Celery worker does (`gpu_worker.worker.service`); the command line stays cold.
 
+The learner's compile process (`compile_server`: Numba imported and its first compile done, 1 to 3 CPU
+seconds) is warmed in a spare only while this worker's jobs use it (`wants_compiler`): a CUDA C++ job, or
+one whose source the compile cache already holds, never does, and under a class's load every spare
+warming one anyway kept the host's cores busy for nothing. Switch: `WARPLAB_SPARE_COMPILER=always`,
+`never`, or `auto` (the default): warm while any of the last `COMPILER_MEMORY` jobs needed a compile, and
+for a worker's first jobs.
+
 Spares belong to the process that started them, the one that runs the jobs
 (in Celery's prefork pool a child process: the first spare is started
 from `worker_process_init` there, the others from `run_job`): bwrap's
@@ -38,6 +45,7 @@ spares it inherited, which are not its own.
 from __future__ import annotations
 
 import atexit
+import collections
 import contextlib
 import json
 import logging
@@ -57,6 +65,9 @@ CPU_ALLOWANCE = 60  # CPU seconds a spare may spend on its imports before it low
 READY_TIMEOUT = 30.0  # how long a job waits for a spare that is still importing
 Key = tuple[str, str, int]
 _default = False
+COMPILER_ENV = "WARPLAB_SPARE_COMPILER"
+COMPILER_MEMORY = 8  # jobs: a worker whose last 8 jobs compiled nothing warms no compiler for the next
+_compiles: collections.deque[bool] = collections.deque(maxlen=COMPILER_MEMORY)  # did each recent job compile?
 
 
 def set_default(enabled: bool) -> None:
@@ -70,6 +81,19 @@ def enabled() -> bool:
     if value is None:
         return _default
     return value.strip().lower() not in ("0", "", "false", "no", "off")
+
+
+def note_compile(needed: bool) -> None:
+    """Whether this job needs the learner's compile process (a Numba source the compile cache lacks)."""
+    _compiles.append(bool(needed))
+
+
+def wants_compiler() -> bool:
+    """Whether the next spare warms the learner's compile process (see the module)."""
+    rule = os.environ.get(COMPILER_ENV, "auto").strip().lower()
+    if rule in ("always", "never"):
+        return rule == "always"
+    return len(_compiles) < COMPILER_MEMORY or any(_compiles)
 
 
 # Enforced by the engine from the hand-over on (the wall clock, the output it keeps), not fixed at a child's start:
@@ -166,7 +190,8 @@ class _Pool:
         return spare
 
     def refill(self, backend: str, limits: Limits, extra_processes: int) -> Spare:
-        """Start the spare for this key (dropping this backend's spare for another key, if any)."""
+        """Start the spare for this key (dropping this backend's spare for another key, if any); it warms the
+        learner's compile process where `wants_compiler` says so."""
         key = key_of(backend, limits, extra_processes)
         with self.lock:
             stale = [self.spares.pop(k) for k in list(self.spares) if k[0] == backend]
@@ -180,6 +205,7 @@ class _Pool:
                 extra_processes,
                 (lock_fd,) if lock_fd is not None else (),
                 spare_cpu_allowance=CPU_ALLOWANCE,
+                spare_compiler=wants_compiler(),
             )
         except BaseException:
             if lock_fd is not None:

@@ -29,6 +29,7 @@ def vector_add(a, b, c):
 def spares(monkeypatch):
     """Spares on; every spare handed over recorded (its sandbox's pid); none left afterwards."""
     monkeypatch.setenv(spare.ENV, "1")
+    monkeypatch.setattr(spare, "_compiles", spare.collections.deque(maxlen=spare.COMPILER_MEMORY))
     spare.shutdown()
     taken: list[spare.Spare | None] = []
     real_take = spare.POOL.take
@@ -224,3 +225,40 @@ def test_a_warm_job_gets_its_own_cpu_seconds_from_the_hand_over(spares):
     # killed by its 3 CPU seconds, long before the 20 s wall limit; the verdict is the cold path's own
     # (RLIMIT_CPU soft = hard: the kernel's SIGKILL reads as a runtime_error there too)
     assert hog.verdict in ("timeout", "runtime_error") and time.monotonic() - started < 10
+
+
+def _told_no_compiler(spare_pid: int) -> bool:
+    """Whether the spare's warm-up was told to start no compile process (its child's arguments say so)."""
+    return any(pid in _tree(spare_pid) for pid in processes_mentioning(" no-compiler"))
+
+
+def test_a_worker_whose_jobs_compiled_nothing_warms_no_compiler_and_its_next_numba_job_compiles_cold(spares):
+    for _ in range(spare.COMPILER_MEMORY):
+        spare.note_compile(False)  # CUDA C++ jobs, or sources the compile cache held
+    assert engine.start_first_spare("sim")
+    (waiting,) = spare.POOL.spares.values()
+    assert _told_no_compiler(waiting.pid)  # no CPU spent warming a compiler nobody would use
+    result = run(alices_job(module_with("", CORRECT_NUMBA_KERNEL))).result
+    assert spares[-1] is not None and spares[-1].pid == waiting.pid
+    assert result.verdict == "accepted", (result.message, result.output)  # its own compile process, started cold
+    (following,) = spare.POOL.spares.values()  # that job compiled: the next spare warms one again
+    assert not _told_no_compiler(following.pid)
+
+
+@pytest.mark.parametrize(
+    ("rule", "history", "warm"),
+    [
+        ("auto", [], True),  # a worker's first jobs: warm, as before the rule
+        ("auto", [False] * 8, False),
+        ("auto", [False] * 7 + [True], True),
+        ("auto", [True] + [False] * 8, False),  # the compile fell out of the last 8
+        ("always", [False] * 8, True),
+        ("never", [True] * 8, False),
+    ],
+)
+def test_whether_the_next_spare_warms_a_compiler(monkeypatch, rule, history, warm):
+    monkeypatch.setenv(spare.COMPILER_ENV, rule)
+    monkeypatch.setattr(spare, "_compiles", spare.collections.deque(maxlen=spare.COMPILER_MEMORY))
+    for needed in history:
+        spare.note_compile(needed)
+    assert spare.wants_compiler() is warm
