@@ -208,7 +208,7 @@ def table(backend: str, cases: list[Case], facts: dict[str, str], sources: list[
             "",
         ]
     lines += [
-        "Refresh it from a device run: `bash bench/device_session.sh 300 check-labs-ncu` (or `check-labs`, "
+        "Refresh it from a device run: `bash bench/device_session.sh 320 check-labs-ncu` (or `check-labs`, "
         "without the [ncu] figures), then `python3 bench/goals_table.py --check-labs check-labs-cuda-ncu.json "
         "--session stdout.txt --out docs/curriculum-goals.md`.",
         "",
