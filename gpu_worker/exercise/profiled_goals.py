@@ -112,7 +112,7 @@ def record(goals: Sequence[GoalSpec], facts: Mapping[str, Any] | None) -> dict[s
     gives its reason (and ncu's own words in `detail`) with every goal unmeasured.
     """
     if facts is None:
-        return not_measured(goals, "no profile was taken (the cuda backend with WARPLAB_PROFILE on takes one)")
+        return not_measured(goals, "no profile was taken: WARPLAB_PROFILE=0 turns it off, and only cuda profiles")
     where = {k: facts[k] for k in ("source", "index", "sizes") if facts.get(k) is not None}
     if not facts.get("available"):
         reason = str(facts.get("reason") or "Nsight Compute gave no reason")
