@@ -4,6 +4,7 @@
 #     run(command="bash bench/device_session.sh 570 tests pipeline", carry=[".whl", ".deb"])
 #     run(command="bash bench/device_session.sh 570 goals-new mps stability goals-old", carry=[".whl", ".deb"])
 #     run(command="bash bench/device_session.sh 240 ladder", carry=[".whl", ".deb"])
+#     run(command="bash bench/device_session.sh 320 check-labs-ncu", carry=[".whl", ".deb"])
 #
 # Steps: trace (bench/engine_trace.py: vector-add's references, a clock on every event), trace-cold (the cuda
 # one with an empty kernel-cache seed), tests (every `gpu` test, each under pytest-timeout's TEST_TIMEOUT, 90 s),
@@ -12,7 +13,10 @@
 # pipeline (4 workers, 8 learners through Celery), pipeline8 (8 workers, 8 learners, 3 rounds one at a time first;
 # pipeline8-unique: no two sources alike; pipeline8-before: checks beside timings, as before the shared GPU lock),
 # check-labs (every lab's samples on the GPU, 4 side by side; each case with its goals measured in
-# check-labs-cuda.json, copied to $OUT: bench/goals_table.py's input), stability (timing CV and
+# check-labs-cuda.json, copied to $OUT: bench/goals_table.py's input), check-labs-ncu (the same with --ncu-goals:
+# each accepted case of an exercise with memory-access goals also launched once under Nsight Compute, its figures
+# in check-labs-cuda-ncu.json, copied to $OUT even when the ceiling stops the run, since check-labs rewrites it as
+# each case ends; ncu's raw CSVs kept in $WORK/ncu-logs), stability (timing CV and
 # do_bench side by side), goals-new / goals-old (bench/curriculum_goals.py), mps (bench/device_mps.sh, whose
 # trap always quits its MPS daemon), ladder (bench/softmax_ladder.py, module 4's softmax at every rung, into
 # $WORK/ladder, its JSON and table copied to $OUT). The first argument is the call's budget in seconds. A step is skipped
@@ -88,6 +92,11 @@ step() {
             check-labs) step check-labs 240 90 sh -c 'python3 -m gpu_worker check-labs --backend cuda --jobs 4 \
                 --json '"$WORK"'/check-labs-cuda.json > '"$WORK"'/check-labs-cuda.txt 2>&1; rc=$?
                 cp '"$WORK"'/check-labs-cuda.json '"$OUT"'/ 2>/dev/null; tail -40 '"$WORK"'/check-labs-cuda.txt; exit $rc' ;;
+            check-labs-ncu)  # one ncu launch per case, only its goals' counters; 4 cases side by side as above
+                step check-labs-ncu 240 150 env WARPLAB_NCU_KEEP="$WORK/ncu-logs" sh -c 'python3 -m gpu_worker \
+                    check-labs --backend cuda --jobs 4 --ncu-goals --json '"$WORK"'/check-labs-cuda-ncu.json \
+                    > '"$WORK"'/check-labs-cuda-ncu.txt 2>&1; rc=$?; tail -60 '"$WORK"'/check-labs-cuda-ncu.txt; exit $rc'
+                cp "$WORK/check-labs-cuda-ncu.json" "$OUT/" 2>/dev/null ;;  # after the step: also when its ceiling stopped it
             stability) step stability 130 60 python3 bench/gpu_engine.py --sections stability --out "$WORK/engine" ;;
             goals-new) step goals-new 220 60 python3 bench/curriculum_goals.py --backend cuda \
                 --out "$WORK/goals-new.json" occupancy mixed-precision matmul-register-tiles ;;

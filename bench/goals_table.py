@@ -7,13 +7,16 @@ Per exercise, in module order: its goals (lab.yaml), each with its target and th
 measured; then every sample with the verdict it must get, the one it got, and its goals' figures. The inputs:
 
 - `--check-labs`: what `python -m gpu_worker check-labs --backend cuda` wrote: its `--json` file (verdicts and
-  every goal's measured figure) or its printed text (verdicts only);
+  every goal's measured figure; with `--ncu-goals`, the memory-access goals' figures Nsight Compute measured) or
+  its printed text (verdicts only);
 - `--session`: bench/device_session.sh's stdout.txt, whose first lines name the date, the commit and the GPU;
 - `--goals`: bench/curriculum_goals.py's JSON, for figures the check-labs input lacks (the text has none); each
   such figure is marked with its file, which may be another run on another GPU.
 
 A figure no input has is written "-". Goals judged only on the CPU tier, `sim` (the memory-trace metrics), are
-not measured by a GPU run, and the table says so.
+not measured by the GPU run's engine, and the table says so ("not on cuda: judged on sim"), except where
+`check-labs --ncu-goals` measured them under Nsight Compute: those figures are marked `[ncu]`, and the header
+says what they are (kernel-wide averages at one GPU size, not the CPU tier's worst line).
 """
 
 from __future__ import annotations
@@ -47,6 +50,25 @@ class Case:
     ok: bool
     message: str = ""
     measured: dict[str, tuple[float | None, str]] = field(default_factory=dict)  # name: (figure, its source mark)
+    ncu_source: str = ""  # check-labs --ncu-goals: "Nsight Compute <version> on <GPU>", where it measured
+    ncu_failed: str = ""  # why Nsight Compute measured nothing for a case it tried
+
+
+NCU = "ncu"  # the mark of a figure Nsight Compute measured (check-labs --ncu-goals)
+
+
+def _read_ncu(case: Case, record: dict | None) -> None:
+    """A case's `ncu_goals` record into its figures (marked `[ncu]`) or the reason it has none."""
+    if not record:
+        return
+    if not record.get("available"):
+        if not str(record.get("reason", "")).startswith("not profiled"):  # a verdict other than accepted: no try
+            case.ncu_failed = str(record.get("reason") or "no reason given")
+        return
+    case.ncu_source = str(record.get("source") or "Nsight Compute")
+    for goal in record.get("goals") or []:
+        if goal.get("measured") is not None and case.measured.get(goal["name"], (None, ""))[0] is None:
+            case.measured[goal["name"]] = (goal["measured"], NCU)
 
 
 def read_check_labs(path: Path) -> tuple[str, list[Case]]:
@@ -59,6 +81,8 @@ def read_check_labs(path: Path) -> tuple[str, list[Case]]:
                  {g["name"]: (g.get("measured"), "") for g in c.get("goals") or []})
             for c in document["cases"]
         ]  # fmt: skip
+        for case, written in zip(cases, document["cases"], strict=True):
+            _read_ncu(case, written.get("ncu_goals"))
         return document["backend"], cases
     backend, cases = "", []
     for line in text.splitlines():
@@ -127,11 +151,21 @@ def exercise_section(lab: Lab, cases: list[Case], backend: str) -> list[str]:
             comparison = "at most" if goal.metric in AT_MOST else "at least"
             target = f"{comparison} {goal.target:g} {UNITS.get(goal.metric, '')}".rstrip()
             if backend not in BACKENDS.get(goal.metric, frozenset()):
-                cells = [f"not on {backend}: judged on {', '.join(sorted(BACKENDS[goal.metric]))}"] * len(references)
+                not_here = f"not on {backend}: judged on {', '.join(sorted(BACKENDS[goal.metric]))}"
+                cells = [
+                    _figure(c.measured[goal.name]) if c.measured.get(goal.name, (None, ""))[1] == NCU else not_here
+                    for c in references
+                ]
             else:
                 cells = [_figure(c.measured.get(goal.name)) for c in references]
             lines.append(f"| {_cell(goal.name)} | {target} | " + " | ".join(cells) + " |")
         lines.append("")
+        failed: dict[str, list[str]] = {}  # why: the samples Nsight Compute measured nothing for
+        for c in cases:
+            if c.ncu_failed:
+                failed.setdefault(c.ncu_failed, []).append(c.case)
+        for why, names in failed.items():
+            lines += [f"Nsight Compute measured nothing for {', '.join(names)}: {_cell(why)}.", ""]
     else:
         lines += ["No goals: correct is done.", ""]
     lines += ["| sample | language | must get | got | | goals measured |", "|---|---|---|---|---|---|"]
@@ -157,6 +191,16 @@ def table(backend: str, cases: list[Case], facts: dict[str, str], sources: list[
         "a sample's goals measured are its figures in the order of the exercise's goals.",
         "",
     ]
+    ncu_sources = sorted({c.ncu_source for c in cases if c.ncu_source})
+    if ncu_sources:
+        lines += [
+            f"Figures marked [{NCU}] were measured on the GPU by {' and '.join(ncu_sources)} (`check-labs "
+            "--ncu-goals`): one launch of each accepted sample at the GPU size its goals are judged on. They are "
+            "kernel-wide averages where the CPU tier reads its worst line: sectors per request are the worse of "
+            "the global loads' and stores' (the loads' alone for a goal on loads), ways the worse of the shared "
+            "loads' and stores' wavefronts per warp instruction.",
+            "",
+        ]
     if legend:
         lines += [
             "Figures marked with a letter come from bench/curriculum_goals.py's files of earlier runs (each name says"
@@ -164,9 +208,9 @@ def table(backend: str, cases: list[Case], facts: dict[str, str], sources: list[
             "",
         ]
     lines += [
-        "Refresh it from a device run: `bash bench/device_session.sh 300 check-labs`, then "
-        "`python3 bench/goals_table.py --check-labs check-labs-cuda.json --session stdout.txt "
-        "--out docs/curriculum-goals.md`.",
+        "Refresh it from a device run: `bash bench/device_session.sh 320 check-labs-ncu` (or `check-labs`, "
+        "without the [ncu] figures), then `python3 bench/goals_table.py --check-labs check-labs-cuda-ncu.json "
+        "--session stdout.txt --out docs/curriculum-goals.md`.",
         "",
     ]
     seen = {c.lab for c in cases}

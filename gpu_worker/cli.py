@@ -1,7 +1,7 @@
 """`python -m gpu_worker`: run a kernel, check the labs' sample submissions, or test this worker, without the website.
 
     python -m gpu_worker run --exercise vector-add --language numba --source my.py [--backend sim] [--events]
-    python -m gpu_worker check-labs [--backend sim] [--lab vector-add] [--jobs 4] [--json cases.json]
+    python -m gpu_worker check-labs [--backend sim] [--lab vector-add] [--jobs 4] [--json cases.json] [--ncu-goals]
     python -m gpu_worker selftest [--backend sim]
     python -m gpu_worker occupancy ...
     python -m gpu_worker calibrate [--refresh] [--json]
@@ -9,7 +9,10 @@
 `run` prints the Result as JSON on stdout (events as JSON lines on stderr with
 --events) and exits 0 whenever a verdict was reached, 1 when the worker
 itself failed, 2 for usage errors. `check-labs` exits 1 when any sample
-submission gets another verdict than its `expected.yaml` says.
+submission gets another verdict than its `expected.yaml` says. With `--ncu-goals` (cuda backend) each accepted
+case of an exercise with memory-access goals is also profiled once under Nsight Compute, and its JSON record
+carries those goals' GPU figures (`ncu_goals`, see `gpu_worker.exercise.profiled_goals`); the verdicts and the
+exit status are the same as without it.
 """
 
 from __future__ import annotations
@@ -28,9 +31,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gpu_worker.engine import run_job
+from gpu_worker.engine import run_job, run_profile
+from gpu_worker.exercise import profiled_goals
 from gpu_worker.exercise.labspec import Lab, LabError, find_lab, load_all
-from gpu_worker.protocol import LANGUAGES, Event, ExerciseRef, Job, Result
+from gpu_worker.protocol import LANGUAGES, Event, ExerciseRef, GoalSpec, Job, Result
 
 USAGE_ERROR = 2
 
@@ -93,6 +97,10 @@ def _run_case(lab: Lab, language: str, source: str, backend: str) -> Result:
     return run_job(make_job(lab.exercise_ref(language), source, backend=backend), lambda event: None, backend=backend)
 
 
+def _ignore(event: Event) -> None:
+    """Events of a check-labs run: only the result is compared."""
+
+
 @dataclass(frozen=True)
 class _Checked:
     """One sample's outcome in `check-labs`: what it should get, what it got, how long it took."""
@@ -106,16 +114,35 @@ class _Checked:
     ok: bool
     message: str
     goals: tuple[dict[str, Any], ...] = ()  # each goal as judged: name, metric, target, comparison, measured, met
+    ncu_goals: dict[str, Any] | None = None  # --ncu-goals: the memory-access goals measured by Nsight Compute
 
 
 _GOAL_FIELDS = ("name", "metric", "target", "comparison", "measured", "met")
 
 
-def _check_case(lab: Lab, case_index: int, backend: str) -> _Checked:
-    """Run one sample and compare it with its recorded verdict (and goals, where the case records them)."""
+def _ncu_goals(job: Job, goals: list[GoalSpec], result: Result) -> dict[str, Any]:
+    """The case's memory-access goals measured under Nsight Compute (one launch), or why they were not."""
+    if result.verdict != "accepted":
+        reason = f"not profiled: goals are judged on accepted runs only, and this one got {result.verdict}"
+        return profiled_goals.not_measured(goals, reason)
+    started = time.monotonic()
+    try:
+        facts = run_profile(job, _ignore, "cuda", for_goals=True)
+    except Exception as exc:  # ours, not the case's: said in its record, and the verdict check goes on
+        facts = {"available": False, "reason": "the profiling run failed in check-labs", "detail": repr(exc)[:500]}
+    return {**profiled_goals.record(goals, facts), "seconds": round(time.monotonic() - started, 1)}
+
+
+def _check_case(lab: Lab, case_index: int, backend: str, ncu_goals: bool = False) -> _Checked:
+    """Run one sample and compare it with its recorded verdict (and goals, where the case records them).
+
+    With `ncu_goals` an exercise's memory-access goals are also measured under Nsight Compute, after the
+    verdict (which they never change).
+    """
     case = lab.cases[case_index]
     started = time.monotonic()
-    result = _run_case(lab, case.language, case.source, backend)
+    job = make_job(lab.exercise_ref(case.language), case.source, backend=backend)
+    result = run_job(job, _ignore, backend=backend)
     expected, got = str(case.verdict_on(backend)), str(result.verdict)
     ok = got == expected
     goals_met = case.goals_met_on(backend, lab.spec.goals)
@@ -126,15 +153,43 @@ def _check_case(lab: Lab, case_index: int, backend: str) -> _Checked:
         ok = ok and result.goals_met is goals_met
     seconds = time.monotonic() - started
     goals = tuple({k: g.get(k) for k in _GOAL_FIELDS} for g in result.goals)
-    return _Checked(lab.spec.slug, case.name, case.language, expected, got, seconds, ok, result.message[:100], goals)
+    wanted = profiled_goals.profiled(lab.spec.goals) if ncu_goals else []
+    profiled = _ncu_goals(job, wanted, result) if wanted else None
+    message = result.message[:100]
+    return _Checked(lab.spec.slug, case.name, case.language, expected, got, seconds, ok, message, goals, profiled)
 
 
-def _check_in_a_process(content: Path | None, slug: str, case_index: int, backend: str) -> _Checked:
-    return _check_case(find_lab(slug, content), case_index, backend)
+def _check_in_a_process(content: Path | None, slug: str, case_index: int, backend: str, ncu_goals: bool) -> _Checked:
+    return _check_case(find_lab(slug, content), case_index, backend, ncu_goals)
+
+
+def _ncu_line(record: dict[str, Any]) -> str:
+    """A case's Nsight Compute figures in one printed line (or why there are none)."""
+    if not record.get("available"):
+        return f"     ncu: {record.get('reason')}"
+    said = [g["reason"] + {True: " (met)", False: " (missed)", None: ""}[g["met"]] for g in record["goals"]]
+    return f"     ncu ({record.get('seconds', 0):.1f}s): " + "; ".join(said)
+
+
+def _write_json(
+    path: Path, backend: str, done: list[_Checked], names: Sequence[tuple[str, str, str]], total: int
+) -> None:
+    """Every case so far, in the labs' order whatever order they ended in; rewritten as each ends, so a run
+    stopped by its ceiling still leaves the cases it finished (`complete` says whether all did)."""
+    order = {(slug, case): i for i, (slug, case, _) in enumerate(names)}
+    cases = []
+    for checked in sorted(done, key=lambda c: order[(c.lab, c.case)]):
+        fields = asdict(checked)
+        if fields["ncu_goals"] is None:  # a case without memory-access goals (or a run without the flag)
+            del fields["ncu_goals"]
+        cases.append(fields)
+    document = {"backend": backend, "complete": len(done) == total, "cases": cases}
+    path.write_text(json.dumps(document, indent=1))
 
 
 def _cmd_check_labs(args: argparse.Namespace) -> int:
-    """Every sample of every lab, a line each as it ends, then a summary.
+    """Every sample of every lab, a line each as it ends (and its Nsight Compute figures with --ncu-goals), then a
+    summary.
 
     With `--jobs N` N cases run side by side, each in a process of its own (on a GPU the checks share it
     and the timed launches take the per-GPU lock in turn), so the whole curriculum fits in one device call.
@@ -143,6 +198,9 @@ def _cmd_check_labs(args: argparse.Namespace) -> int:
         labs = load_all(args.content)[1]
     except LabError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return USAGE_ERROR
+    if args.ncu_goals and args.backend != "cuda":
+        print("error: --ncu-goals profiles on a GPU: it needs --backend cuda", file=sys.stderr)
         return USAGE_ERROR
     if args.lab:
         labs = [lab for lab in labs if lab.spec.slug in args.lab]
@@ -159,15 +217,20 @@ def _cmd_check_labs(args: argparse.Namespace) -> int:
         line = f"{'ok  ' if checked.ok else 'FAIL'} {'  '.join(cells)}  {checked.got} ({checked.seconds:.1f}s)"
         if not checked.ok:
             line += f"\n     expected {checked.expected}: {checked.message}"
+        if checked.ncu_goals is not None:
+            line += "\n" + _ncu_line(checked.ncu_goals)
         print(f"[{len(done)}/{len(todo)}] {line}", flush=True)
+        if args.json:
+            _write_json(args.json, args.backend, done, names, len(todo))
 
     if args.jobs <= 1:
         for lab, i in todo:
-            report(_check_case(lab, i, args.backend))
+            report(_check_case(lab, i, args.backend, args.ncu_goals))
     else:
         with concurrent.futures.ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
             futures = [
-                pool.submit(_check_in_a_process, args.content, lab.spec.slug, i, args.backend) for lab, i in todo
+                pool.submit(_check_in_a_process, args.content, lab.spec.slug, i, args.backend, args.ncu_goals)
+                for lab, i in todo
             ]
             for future in concurrent.futures.as_completed(futures):
                 report(future.result())
@@ -179,10 +242,8 @@ def _cmd_check_labs(args: argparse.Namespace) -> int:
     )
     for checked in failures:
         print(f"FAIL {checked.lab}/{checked.case} ({checked.language}): expected {checked.expected}, got {checked.got}")
-    if args.json:  # in the labs' order, whatever order the cases ended in
-        order = {(slug, case): i for i, (slug, case, _) in enumerate(names)}
-        done.sort(key=lambda c: order[(c.lab, c.case)])
-        args.json.write_text(json.dumps({"backend": args.backend, "cases": [asdict(c) for c in done]}, indent=1))
+    if args.json:
+        _write_json(args.json, args.backend, done, names, len(todo))
     return 1 if failures else 0
 
 
@@ -241,6 +302,12 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("--lab", action="append", help="only this lab (repeatable)")
     check.add_argument("--jobs", type=int, default=1, help="cases side by side, each in a process of its own")
     check.add_argument("--json", type=Path, default=None, help="also write every case, its goals measured, here")
+    check.add_argument(
+        "--ncu-goals",
+        action="store_true",
+        help="cuda: also measure each accepted case's memory-access goals (sectors per request, bank-conflict ways)"
+        " under Nsight Compute, one launch per case, into --json; verdicts are unaffected",
+    )
     check.set_defaults(handler=_cmd_check_labs)
 
     selftest = commands.add_parser("selftest", help="run the vector-add reference on this worker's backend")

@@ -30,7 +30,7 @@ import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +96,16 @@ def largest(runs: list[dict[str, Any]], declared: dict[int, float]) -> int:
     return max(range(len(runs)), key=lambda i: (declared.get(i, -1.0), i))
 
 
+def goals_index(job: Job, runs: list[dict[str, Any]], declared: dict[int, float]) -> int:
+    """The GPU size the exercise's goals are judged on: the one its roof goal names, else the largest."""
+    named = [
+        g.size
+        for g in job.exercise.harness.goals
+        if g.metric == "roof_percent" and g.size is not None and g.size < len(runs)
+    ]
+    return named[0] if named else largest(runs, declared)
+
+
 def _sim_threads(run: dict[str, Any]) -> int:
     threads = 1
     for d in run.get("block") or [1]:
@@ -113,8 +123,12 @@ def profile_job(
     *,
     device: str = "",
     backend: str = "cuda",
+    index: int | None = None,
+    sections: Sequence[str] = ncu.SECTIONS,
+    metrics: Sequence[str] = ncu.METRICS,
 ) -> dict[str, Any] | None:
-    """Profile the job's largest size under Nsight Compute, emit a `profile` event and return its facts.
+    """Profile the job's size `index` (default: the largest) under Nsight Compute, emit a `profile` event and return
+    its facts; `sections` and `metrics` are what ncu collects.
 
     None (and no event) off the cuda backend or with `WARPLAB_PROFILE=0`;
     otherwise always a dict, `available: False` with a reason when ncu is
@@ -123,14 +137,48 @@ def profile_job(
     if backend != "cuda" or not runs or not enabled():
         return None
     declared = declared_bytes(job, runs) if declared_bytes_by_index is None else declared_bytes_by_index
-    index = largest(runs, declared)
+    if index is None:
+        index = largest(runs, declared)
     try:
-        facts = _profile(job, runs, request, limits, index, declared.get(index), device)
+        facts = _profile(
+            job, runs, request, limits, index, declared.get(index), device, sections=sections, metrics=metrics
+        )
     except Exception as exc:  # ours, never the learner's: say so and let the job's verdict stand
         facts = unavailable("the profiling run failed on the worker", f"{type(exc).__name__}: {exc}")
     facts = {**facts, "index": index, "sizes": runs[index]["sizes"]}
     send("profile", **facts)
     return facts
+
+
+def profile_goals(
+    job: Job,
+    runs: list[dict[str, Any]],
+    request: dict[str, Any],
+    send: Callable[..., None],
+    *,
+    device: str = "",
+    backend: str = "cuda",
+) -> dict[str, Any] | None:
+    """`profile_job` for the memory-access goals (`check-labs --ncu-goals`): their counters alone, at `goals_index`.
+
+    One launch under ncu with no section, so the replays are few; the facts are read by
+    `gpu_worker.exercise.profiled_goals`.
+    """
+    declared = declared_bytes(job, runs)
+    index = goals_index(job, runs, declared) if runs else None
+    return profile_job(
+        job,
+        runs,
+        request,
+        job.exercise.limits,
+        send,
+        declared,
+        device=device,
+        backend=backend,
+        index=index,
+        sections=(),
+        metrics=ncu.GOAL_METRICS,
+    )
 
 
 def _profile(
@@ -142,6 +190,9 @@ def _profile(
     declared: float | None,
     device: str,
     backend: str = "cuda",  # the sandbox's backend; the CPU tests run this path on the simulator
+    *,
+    sections: Sequence[str] = ncu.SECTIONS,
+    metrics: Sequence[str] = ncu.METRICS,
 ) -> dict[str, Any]:
     tool = ncu.find_ncu()
     if tool is None:
@@ -166,7 +217,7 @@ def _profile(
             extra_processes=32 if backend == "cuda" else _sim_threads(runs[index]) + 32,
             inherit_fds=(lock_fd,) if lock_fd is not None else (),
             max_message_bytes=MESSAGE_BYTES,
-            wrapper=ncu.command(tool, entry, log),
+            wrapper=ncu.command(tool, entry, log, sections=sections, metrics=metrics),
             read_only=(ncu.install_dir(tool),),
             writable=(folder,),
         )

@@ -78,3 +78,69 @@ def test_a_figure_this_run_lacks_comes_from_a_goals_file_marked_with_it(goals_ta
     text = out.read_text()
     assert "| near the memory roof | at least 60 % of the roof | 70.8 [a] |" in text
     assert f"[a] `{earlier.as_posix()}`" in text and "unknown GPU" in text
+
+
+H100 = "Nsight Compute 2025.3.1.0 on NVIDIA H100 80GB HBM3"
+
+
+def ncu_goals(measured: float | None = 4.0, reason: str = "") -> dict:
+    """What `check-labs --ncu-goals` writes for vector-add's one memory-access goal (`ncu_goals`)."""
+    goal = {
+        "name": "coalesced loads and stores",
+        "metric": "sectors_per_request",
+        "target": 4,
+        "comparison": "at most",
+        "measured": measured,
+        "met": None if measured is None else measured <= 4.4,
+    }
+    if reason:
+        return {"available": False, "reason": reason, "goals": [{**goal, "measured": None, "met": None}]}
+    return {"source": H100, "index": 2, "sizes": {"n": 16777213}, "available": True, "tolerance": 0.1,
+            "goals": [goal]}  # fmt: skip
+
+
+def with_ncu(reference_cuda: dict | None, off_by_one: dict | None = None) -> dict:
+    """vector_add_cases, a reference-numba beside reference-cuda, and the given `ncu_goals` records."""
+    document = vector_add_cases()
+    numba = {**document["cases"][1], "case": "reference-numba", "language": "numba"}
+    document["cases"].append(numba)
+    for case, record in zip(document["cases"][:2], (off_by_one, reference_cuda), strict=True):
+        if record is not None:
+            case["ncu_goals"] = record
+    return document
+
+
+def render(goals_table, tmp_path, document: dict) -> str:
+    source = tmp_path / "check-labs-cuda-ncu.json"
+    source.write_text(json.dumps(document))
+    out = tmp_path / "goals.md"
+    goals_table.main(["--check-labs", str(source), "--out", str(out)])
+    return out.read_text()
+
+
+def test_a_goal_nsight_compute_measured_shows_its_figure_marked_and_sourced(goals_table, tmp_path):
+    text = render(goals_table, tmp_path, with_ncu(ncu_goals(4.0)))
+    row = "| coalesced loads and stores | at most 4 sectors per request | 4 [ncu] | not on cuda: judged on sim |"
+    assert row in text  # reference-cuda was profiled, reference-numba was not
+    assert f"Figures marked [ncu] were measured on the GPU by {H100} (`check-labs --ncu-goals`)" in text
+    assert "kernel-wide averages where the CPU tier reads its worst line" in text
+    assert "| reference-cuda | cuda | accepted (goals met) | accepted (goals met) | ok | 4 [ncu], 71 |" in text
+    assert "| reference-numba | numba | accepted (goals met) | accepted (goals met) | ok | -, 71 |" in text
+
+
+def test_without_nsight_computes_figures_the_table_says_what_it_said_before(goals_table, tmp_path):
+    text = render(goals_table, tmp_path, with_ncu(None))
+    row = "| coalesced loads and stores | at most 4 sectors per request | not on cuda: judged on sim |"
+    assert row + " not on cuda: judged on sim |" in text
+    assert not [line for line in text.splitlines() if line.startswith("|") and "[ncu]" in line]
+    assert "Figures marked [ncu]" not in text and "Nsight Compute measured nothing" not in text
+
+
+def test_a_case_nsight_compute_could_not_measure_says_why_and_keeps_the_old_text(goals_table, tmp_path):
+    failed = ncu_goals(reason="Nsight Compute is not installed on this worker")
+    skipped = ncu_goals(reason="not profiled: goals are judged on accepted runs only, and this one got wrong_answer")
+    text = render(goals_table, tmp_path, with_ncu(failed, off_by_one=skipped))
+    assert "Nsight Compute measured nothing for reference-cuda: Nsight Compute is not installed on this worker." in text
+    assert "off-by-one" not in text.split("| goal |")[1].split("| sample |")[0]  # not tried, so not a failure
+    assert "| not on cuda: judged on sim | not on cuda: judged on sim |" in text
+    assert "Figures marked [ncu]" not in text

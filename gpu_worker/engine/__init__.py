@@ -407,11 +407,12 @@ def _triton_options(job: Job) -> dict[str, Any]:
 PROFILE_FIRST_SEQ = 10_000  # a profile's events follow the run's, whatever their count
 
 
-def run_profile(job: Job, emit: Emit, backend: str = "cuda") -> dict[str, Any] | None:
+def run_profile(job: Job, emit: Emit, backend: str = "cuda", *, for_goals: bool = False) -> dict[str, Any] | None:
     """Nsight Compute for a run already judged, on the profile lane: never on any learner's verdict path.
 
     The kernel is compiled again and launched once under ncu in its own sandboxed child
     (`gpu_worker.profiling`); emits one `profile` event and returns its facts (None off a GPU).
+    `for_goals`: only the memory-access goals' counters, at the size the goals are judged on (check-labs).
     """
     counter = itertools.count(PROFILE_FIRST_SEQ)
 
@@ -425,6 +426,8 @@ def run_profile(job: Job, emit: Emit, backend: str = "cuda") -> dict[str, Any] |
         send("profile", **facts)
         return facts
     request = _request(job, backend, runs)
+    if for_goals:
+        return profiling.profile_goals(job, runs, request, send, device=device_name(backend), backend=backend)
     return profiling.profile_job(job, runs, request, job.exercise.limits, send, device=device_name(backend))
 
 

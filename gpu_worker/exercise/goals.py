@@ -205,10 +205,11 @@ def _measure(
     return _roof(goal, metrics)
 
 
-def _shown(metric: str, value: float) -> str:
+def shown(metric: str, value: float) -> str:
+    """A figure with its unit, as the learner reads it: "4 sectors per request", "32-way", "12.5%"."""
     unit = UNITS[metric]
-    shown = f"{value:.2f}".rstrip("0").rstrip(".") if metric == "traffic_ratio" else _number(value)
-    return f"{shown}{unit}" if unit.startswith(("%", "-")) else f"{shown} {unit}"
+    text = f"{value:.2f}".rstrip("0").rstrip(".") if metric == "traffic_ratio" else _number(value)
+    return f"{text}{unit}" if unit.startswith(("%", "-")) else f"{text} {unit}"
 
 
 def judge(
@@ -240,8 +241,8 @@ def judge(
             reason = f"{goal.name}: not measured ({hint})"
         else:
             met = measured <= goal.target if comparison == "at most" else measured >= goal.target
-            target = f"{comparison} {_shown(goal.metric, goal.target)}"
-            reason = f"{goal.name}: {_shown(goal.metric, measured)}, target {target}"
+            target = f"{comparison} {shown(goal.metric, goal.target)}"
+            reason = f"{goal.name}: {shown(goal.metric, measured)}, target {target}"
         results.append(
             GoalResult(
                 name=goal.name,

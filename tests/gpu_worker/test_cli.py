@@ -63,11 +63,37 @@ def test_check_labs_passes_good_samples_and_fails_on_a_wrong_expectation(tmp_pat
     written = json.loads(cases.read_text())  # every case in the labs' order, each goal with its measured figure
     in_order = [c.name for c in find_lab("vector-add", content).cases]
     assert written["backend"] == "sim" and [c["case"] for c in written["cases"]] == in_order
+    assert written["complete"] is True  # rewritten as each case ends; true once the last has
     reference = next(c for c in written["cases"] if c["case"] == "reference-numba")
     assert reference["ok"] and {"name", "target", "measured", "met"} <= set(reference["goals"][0])
+    assert "ncu_goals" not in reference  # only with --ncu-goals
     (module / LAB.name / "tests" / "syntax-error-numba" / "expected.yaml").write_text("verdict: accepted\n")
     bad = cli("check-labs", "--content", str(content))
     assert bad.returncode == 1 and "FAIL vector-add/syntax-error-numba (numba): expected accepted" in bad.stdout
+
+
+def test_check_labs_measures_goals_under_nsight_compute_only_on_a_gpu():
+    done = cli("check-labs", "--backend", "sim", "--ncu-goals", "--lab", "vector-add")
+    assert done.returncode == 2 and "--ncu-goals profiles on a GPU: it needs --backend cuda" in done.stderr
+    assert "sample submissions" not in done.stdout  # refused before any case ran
+
+
+def test_a_case_nsight_compute_could_not_measure_says_why_and_keeps_its_verdict(monkeypatch):
+    from gpu_worker import cli as check_labs
+
+    monkeypatch.setenv("WARPLAB_NCU", "/no/such/ncu")  # the profile takes the cuda path down to finding ncu
+    lab = find_lab("vector-add")
+    names = [case.name for case in lab.cases]
+    accepted = check_labs._check_case(lab, names.index("reference-numba"), "sim", ncu_goals=True)
+    assert accepted.ok and accepted.got == "accepted (goals met)"
+    record = accepted.ncu_goals
+    assert record["available"] is False and record["reason"] == "Nsight Compute is not installed on this worker"
+    assert record["sizes"] == {"n": 16777213}  # the largest GPU size: where the goals are judged
+    assert record["goals"][0]["reason"].startswith("coalesced loads and stores: not measured (Nsight Compute is")
+    wrong = check_labs._check_case(lab, names.index("off-by-one"), "sim", ncu_goals=True)
+    assert wrong.ok and wrong.ncu_goals["reason"].startswith("not profiled: goals are judged on accepted runs only")
+    plain = check_labs._check_case(lab, names.index("off-by-one"), "sim")
+    assert plain.ncu_goals is None
 
 
 def test_selftest_runs_the_vector_add_reference():

@@ -13,17 +13,19 @@ from engine_factories import alices_job, vector_add_lab
 
 from gpu_worker import profiling
 from gpu_worker.backends import device_name
-from gpu_worker.exercise import plan
+from gpu_worker.exercise import plan, profiled_goals
+from gpu_worker.protocol import Job
 
 pytestmark = pytest.mark.gpu
 
 
-def _profile(language: str) -> tuple[dict, list, int]:
+def _job(language: str) -> tuple[Job, list, dict]:
+    """Alice's vector-add reference, its GPU runs and the child's request as the engine builds it (run_job)."""
     job = alices_job(vector_add_lab().references[language], language)
     runs = plan.runs(job, "cuda")
     for r in runs:
         r.pop("threads_per_block", None)
-    request = {  # as the engine builds it (gpu_worker.engine.run_job)
+    request = {
         "backend": "cuda",
         "language": language,
         "source": job.source,
@@ -32,6 +34,11 @@ def _profile(language: str) -> tuple[dict, list, int]:
         "runs": runs,
         "measure": True,
     }
+    return job, runs, request
+
+
+def _profile(language: str) -> tuple[dict, list, int]:
+    job, runs, request = _job(language)
     events: list = []
     facts = profiling.profile_job(
         job, runs, request, job.exercise.limits, lambda kind, **f: events.append((kind, f)), device=device_name("cuda")
@@ -55,3 +62,15 @@ def test_alices_vector_add_is_profiled_with_the_counters_the_physics_predicts(la
     assert facts["excess_traffic"] is None
     assert facts["source"].startswith("Nsight Compute 20")
     assert facts["explanations"] and all(s.endswith(".") for s in facts["explanations"])
+
+
+def test_alices_vector_add_goals_profile_reads_four_sectors_per_request_with_their_counters_alone():
+    job, runs, request = _job("cuda")
+    facts = profiling.profile_goals(job, runs, request, lambda kind, **f: None, device=device_name("cuda"))
+    assert facts is not None and facts["available"], f"{facts.get('reason')}: {facts.get('detail', '')}"
+    assert facts["index"] == len(runs) - 1  # vector-add's roof goal names no size: the largest
+    assert facts["achieved_occupancy"] is None and facts["dram_bytes"] is None  # no section, no other counter
+    record = profiled_goals.record(profiled_goals.profiled(job.exercise.harness.goals), facts)
+    (goal,) = record["goals"]
+    assert goal["measured"] == pytest.approx(4, abs=0.05) and goal["met"] is True, goal
+    assert record["source"].startswith("Nsight Compute 20") and " on " in record["source"]

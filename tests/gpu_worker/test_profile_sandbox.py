@@ -7,6 +7,7 @@ has ended, as ncu does); the real ncu runs in tests/gpu_worker/test_gpu_profile.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import textwrap
@@ -119,7 +120,7 @@ def test_the_profiler_runs_as_the_worker_and_the_learner_cannot_write_its_log(pr
 
 
 STAND_IN_NCU = """#!{python}
-import shutil, subprocess, sys
+import json, subprocess, sys
 args = sys.argv[1:]
 if args == ["--version"]:
     print("NVIDIA (R) Nsight Compute Command Line Profiler")
@@ -127,23 +128,29 @@ if args == ["--version"]:
     sys.exit(0)
 log = args[args.index("--log-file") + 1]
 code = subprocess.call(args[args.index("--log-file") + 2 :], close_fds=False)
-shutil.copyfile("{folder}/captured.csv", log)  # written once the child has ended, as ncu does
+with open(log, "w") as f:  # written once the child has ended, as ncu does: what it was asked, then the log
+    f.write("==PROF== argv " + json.dumps(args[: args.index("--log-file")]) + "\\n")
+    f.write(open("{folder}/captured.csv").read())
 """
 
 
-def test_alices_profile_reads_the_log_the_profiler_wrote_and_tells_the_excess_traffic(monkeypatch, tmp_path):
+def alices_profile(monkeypatch, tmp_path, captured: str, declared: float | None, **asked: Any) -> dict[str, Any]:
+    """Alice's vector-add profiled on the simulator under the stand-in ncu, which prints `captured` as its log.
+
+    `WARPLAB_NCU_KEEP` keeps that log, whose first line is the command ncu was given, in tmp_path/kept.
+    """
     from engine_factories import alices_job
-    from test_ncu_parse import VECTOR_ADD_LOG
 
     from gpu_worker import profiling
 
     tool = tmp_path / "nsight"
     tool.mkdir()
-    (tool / "captured.csv").write_text(VECTOR_ADD_LOG)
+    (tool / "captured.csv").write_text(captured)
     fake = tool / "ncu"
     fake.write_text(STAND_IN_NCU.replace("{python}", sys.executable).replace("{folder}", str(tool)))
     fake.chmod(0o755)
     monkeypatch.setenv("WARPLAB_NCU", str(fake))
+    monkeypatch.setenv("WARPLAB_NCU_KEEP", str(tmp_path / "kept"))
     job = alices_job(vector_add_lab().references["numba"], "numba")
     runs = [{"sizes": {"n": 1000}, "seed": 3, "grid": [4, 1, 1], "block": [256, 1, 1], "shared_bytes": 0}]
     request = {
@@ -154,9 +161,31 @@ def test_alices_profile_reads_the_log_the_profiler_wrote_and_tells_the_excess_tr
         "args": [a.model_dump() for a in job.exercise.harness.args_for("numba")],
         "runs": runs,
     }
-    facts = profiling._profile(job, runs, request, job.exercise.limits, 0, 100e6, "NVIDIA H200", backend="sim")
+    return profiling._profile(job, runs, request, job.exercise.limits, 0, declared, "NVIDIA H200", "sim", **asked)
+
+
+def test_alices_profile_reads_the_log_the_profiler_wrote_and_tells_the_excess_traffic(monkeypatch, tmp_path):
+    from test_ncu_parse import VECTOR_ADD_LOG
+
+    facts = alices_profile(monkeypatch, tmp_path, VECTOR_ADD_LOG, 100e6)
     assert facts["available"] is True, facts
     assert facts["source"] == "Nsight Compute 2099.1.0.0 on NVIDIA H200"
     assert facts["global_load_sectors_per_request"] == 4
     assert facts["excess_traffic"].startswith("Your kernel moved 2x the bytes it must (201.4 MB measured, 100.0 MB")
     assert facts["explanations"][-1] == facts["excess_traffic"]
+
+
+def test_the_goals_profile_asks_ncu_for_their_counters_alone_and_judges_its_log(monkeypatch, tmp_path):
+    from test_profiled_goals import NO_CONFLICTS, goals_only_log
+
+    from gpu_worker.exercise import profiled_goals
+    from gpu_worker.measurement import ncu
+
+    captured = goals_only_log("tiled_32x32")
+    facts = alices_profile(monkeypatch, tmp_path, captured, None, sections=(), metrics=ncu.GOAL_METRICS)
+    (kept,) = (tmp_path / "kept").iterdir()
+    argv = json.loads(kept.read_text().splitlines()[0].removeprefix("==PROF== argv "))
+    assert "--section" not in argv and argv[argv.index("--metrics") + 1] == ",".join(ncu.GOAL_METRICS)
+    record = profiled_goals.record([NO_CONFLICTS], facts)
+    assert record["available"] and record["source"] == "Nsight Compute 2099.1.0.0 on NVIDIA H200"
+    assert record["goals"][0]["measured"] == pytest.approx(32.29) and record["goals"][0]["met"] is False

@@ -1,0 +1,122 @@
+"""An exercise's memory-access goals judged on a GPU from Nsight Compute's counters (`check-labs --ncu-goals`).
+
+On the CPU tier `goals` judges sectors per request and bank-conflict ways from the PTX executor's memory
+report, line by line; a GPU run traces no address, so the cuda backend leaves those goals unjudged. Nsight
+Compute counts them for the whole kernel instead, and `gpu_worker.measurement.ncu.summarize` turns its
+counters into facts; here those facts become the goals' figures:
+
+- `sectors_per_request`: the global loads' sectors per request, the stores', or (access `any`) the worse of
+  the two. These are kernel-wide averages where the CPU tier reads its worst line, so a kernel with one
+  scattered access among many coalesced ones reads better here than there.
+- `bank_conflict_ways`: the worse of the shared loads' and stores' ways (wavefronts per warp instruction,
+  as NVIDIA's own bank-conflict rule computes them); 1 for a kernel that counted no shared access.
+
+A figure within `TOLERANCE` of its target meets it: ncu counts a few wavefronts the executor does not (1.03
+ways on a padded, conflict-free 32x33 tile, H200, 2026-12-02), and
+tests/gpu_worker/ptx/test_the_memory_report_agrees_with_nsight_compute.py holds the two to 10% of each other.
+
+This is a report beside the verdict, never part of it: no learner's run is judged here. Facts without
+counters (ncu missing, refused, failed) give each goal `met: None` and the reason in words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from gpu_worker.exercise.goals import GoalResult, shown
+from gpu_worker.protocol import GoalSpec
+
+#: The goals' metrics Nsight Compute measures on a GPU (the rest of the trace metrics stay the CPU tier's).
+PROFILED_METRICS = frozenset({"sectors_per_request", "bank_conflict_ways"})
+TOLERANCE = 0.10  # a figure this far above an "at most" target still meets it (see the docstring)
+ACCESSES = ("load", "store")
+
+
+def profiled(goals: Sequence[GoalSpec]) -> list[GoalSpec]:
+    """The goals Nsight Compute can judge: those of `PROFILED_METRICS`, in the exercise's order."""
+    return [g for g in goals if g.metric in PROFILED_METRICS]
+
+
+def _number(value: float) -> str:
+    return f"{value:g}"
+
+
+def _worse(figures: dict[str, float | None]) -> tuple[float | None, str]:
+    """The largest known figure and each known one in words ("loads 4, stores 4")."""
+    known = {access: value for access, value in figures.items() if value is not None}
+    if not known:
+        return None, ""
+    return max(known.values()), ", ".join(f"{access}s {_number(value)}" for access, value in known.items())
+
+
+def figure(goal: GoalSpec, facts: Mapping[str, Any]) -> tuple[float | None, str]:
+    """The goal's figure from `ncu.summarize`'s facts, and what it is made of in words (why not, when None)."""
+    if goal.metric == "sectors_per_request":
+        accesses = [a for a in ACCESSES if goal.access in ("any", a)]
+        value, detail = _worse({a: facts.get(f"global_{a}_sectors_per_request") for a in accesses})
+        if value is None:
+            return None, f"Nsight Compute counted no global {' or '.join(accesses)} request"
+        return value, f"global {detail}"
+    if goal.metric == "bank_conflict_ways":
+        value, detail = _worse({a: facts.get(f"shared_{a}_ways") for a in ACCESSES})
+        if value is not None:
+            return value, f"shared {detail}"
+        raw = facts.get("raw") or {}
+        instructions = [raw.get(f"smsp__sass_inst_executed_op_shared_{op}.sum") for op in ("ld", "st")]
+        if instructions and all(count == 0 for count in instructions):
+            return 1.0, "no shared-memory access, so no bank conflicts"
+        return None, "Nsight Compute reported no shared-memory counters"
+    return None, f"Nsight Compute does not measure {goal.metric}"
+
+
+def _unmeasured(goal: GoalSpec, why: str) -> GoalResult:
+    return GoalResult(
+        name=goal.name,
+        metric=goal.metric,
+        target=goal.target,
+        comparison="at most",
+        measured=None,
+        met=None,
+        reason=f"{goal.name}: not measured ({why})",
+    )
+
+
+def _judged(goal: GoalSpec, facts: Mapping[str, Any]) -> GoalResult:
+    measured, detail = figure(goal, facts)
+    if measured is None:
+        return _unmeasured(goal, detail)
+    said = f"{shown(goal.metric, measured)} ({detail}), target at most {shown(goal.metric, goal.target)}"
+    return _unmeasured(goal, detail).model_copy(
+        update={
+            "measured": round(measured, 2),
+            "met": measured <= goal.target * (1 + TOLERANCE),
+            "reason": f"{goal.name}: {said}",
+        }
+    )
+
+
+def not_measured(goals: Sequence[GoalSpec], reason: str, **fields: Any) -> dict[str, Any]:
+    """A case's record when no counters were taken: every goal unmeasured, and why in a sentence."""
+    return {**fields, "available": False, "reason": reason, "goals": [_fields(_unmeasured(g, reason)) for g in goals]}
+
+
+def _fields(result: GoalResult) -> dict[str, Any]:
+    return result.model_dump(exclude={"hint"})
+
+
+def record(goals: Sequence[GoalSpec], facts: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What a case's JSON carries (`ncu_goals`): the source, the size, each goal's figure and whether it met its target.
+
+    `facts` is `gpu_worker.profiling`'s profile (None where none was taken); a profile that could not be taken
+    gives its reason (and ncu's own words in `detail`) with every goal unmeasured.
+    """
+    if facts is None:
+        return not_measured(goals, "no profile was taken: WARPLAB_PROFILE=0 turns it off, and only cuda profiles")
+    where = {k: facts[k] for k in ("source", "index", "sizes") if facts.get(k) is not None}
+    if not facts.get("available"):
+        reason = str(facts.get("reason") or "Nsight Compute gave no reason")
+        detail = {"detail": facts["detail"]} if facts.get("detail") else {}
+        return not_measured(goals, reason, **where, **detail)
+    results = [_judged(g, facts) for g in goals]
+    return {**where, "available": True, "tolerance": TOLERANCE, "goals": [_fields(r) for r in results]}

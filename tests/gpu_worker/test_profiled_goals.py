@@ -1,0 +1,162 @@
+"""The memory-access goals judged from Nsight Compute's own logs (`check-labs --ncu-goals`), without a GPU.
+
+The logs are the H200's (tests/gpu_worker/fixtures/ncu, ncu 2025.3.1): stride_32 reads one float in every 32
+(its loads touch 32 sectors per request, its stores 4, no shared memory); tiled_32x32 reads its unpadded
+tile down a column (32-way bank conflicts on the shared loads, none on the stores). The goals' own run asks
+ncu for `GOAL_METRICS` alone, so its log is cut down to those columns here, as ncu prints it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pytest
+from engine_factories import alices_job
+
+from gpu_worker import profiling
+from gpu_worker.exercise import profiled_goals
+from gpu_worker.exercise.labspec import find_lab
+from gpu_worker.measurement import ncu
+from gpu_worker.protocol import GoalSpec
+
+FIXTURES = Path(__file__).parent / "fixtures" / "ncu"
+COALESCED = GoalSpec(name="coalesced loads and stores", metric="sectors_per_request", target=4)
+NO_CONFLICTS = GoalSpec(name="no bank conflicts", metric="bank_conflict_ways", target=1)
+OCCUPANCY = GoalSpec(name="keeps its warps", metric="occupancy_percent", target=25)
+
+
+def goals_only_log(name: str) -> str:
+    """The real log with only the identity columns and `ncu.GOAL_METRICS`: what the goals' ncu run prints."""
+    lines = (FIXTURES / f"ncu-{name}.csv").read_text().splitlines()
+    prof = [line for line in lines if not line.startswith('"')]
+    rows = list(csv.reader(line for line in lines if line.startswith('"')))
+    keep = [i for i, column in enumerate(rows[0]) if "__" not in column or column in ncu.GOAL_METRICS]
+    out = io.StringIO()
+    writer = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    for row in rows:
+        writer.writerow([row[i] for i in keep])
+    return "\n".join(prof) + "\n" + out.getvalue()
+
+
+def facts_of(name: str, entry: str) -> dict:
+    return {**ncu.parse_log(goals_only_log(name), entry), "source": "Nsight Compute 2025.3.1.0 on NVIDIA H200"}
+
+
+@pytest.fixture(scope="module")
+def stride_32() -> dict:
+    return facts_of("stride_32", "copy_stride")
+
+
+@pytest.fixture(scope="module")
+def tiled() -> dict:
+    return facts_of("tiled_32x32", "tiled_transpose")
+
+
+def test_the_goals_run_asks_only_for_counters_the_full_profile_already_asks_for():
+    assert set(ncu.GOAL_METRICS) < set(ncu.METRICS)
+    argv = ncu.command("/opt/ncu", "transpose", "/tmp/log.csv", ["python3"], sections=(), metrics=ncu.GOAL_METRICS)
+    assert "--section" not in argv
+    assert argv[argv.index("--metrics") + 1] == ",".join(ncu.GOAL_METRICS)
+    assert goals_only_log("stride_32").count('"l1tex__') == len([m for m in ncu.GOAL_METRICS if m.startswith("l1tex")])
+
+
+def test_a_stride_32_copy_misses_the_coalescing_goal_with_32_sectors_per_request(stride_32):
+    record = profiled_goals.record([COALESCED], stride_32)
+    assert record["available"] and record["source"] == "Nsight Compute 2025.3.1.0 on NVIDIA H200"
+    (goal,) = record["goals"]
+    assert (goal["measured"], goal["met"], goal["comparison"]) == (32, False, "at most")
+    assert goal["reason"] == (
+        "coalesced loads and stores: 32 sectors per request (global loads 32, stores 4), "
+        "target at most 4 sectors per request"
+    )
+
+
+@pytest.mark.parametrize(("access", "measured", "met"), [("load", 32, False), ("store", 4, True)])
+def test_a_goal_on_one_access_reads_that_access_alone(stride_32, access, measured, met):
+    goal = COALESCED.model_copy(update={"access": access})
+    (judged,) = profiled_goals.record([goal], stride_32)["goals"]
+    assert (judged["measured"], judged["met"]) == (measured, met)
+
+
+def test_a_kernel_that_counted_no_shared_access_has_no_bank_conflicts(stride_32):
+    (judged,) = profiled_goals.record([NO_CONFLICTS], stride_32)["goals"]
+    assert (judged["measured"], judged["met"]) == (1, True)
+    assert "no shared-memory access" in judged["reason"]
+
+
+def test_an_unpadded_tile_read_down_a_column_misses_no_bank_conflicts_by_32_ways(tiled):
+    coalesced, conflicts = profiled_goals.record([COALESCED, NO_CONFLICTS], tiled)["goals"]
+    assert (coalesced["measured"], coalesced["met"]) == (4, True)
+    assert conflicts["measured"] == pytest.approx(32.29) and conflicts["met"] is False
+    assert "(shared loads 32.29, stores 1.01)" in conflicts["reason"]
+
+
+@pytest.mark.parametrize(("ways", "met"), [(1.03, True), (1.1, True), (1.2, False), (2.0, False)])
+def test_a_figure_within_a_tenth_of_its_target_meets_it(tiled, ways, met):
+    facts = {**tiled, "shared_load_ways": ways, "shared_store_ways": 1.0}
+    (judged,) = profiled_goals.record([NO_CONFLICTS], facts)["goals"]
+    assert (judged["measured"], judged["met"]) == (ways, met)
+
+
+def test_only_the_memory_access_goals_are_profiled():
+    assert profiled_goals.profiled([OCCUPANCY, COALESCED, NO_CONFLICTS]) == [COALESCED, NO_CONFLICTS]
+    roof_only = find_lab("divergence").spec.goals  # warp lanes and the roof: nothing for ncu to measure here
+    assert profiled_goals.profiled(roof_only) == []
+
+
+def test_a_profile_that_could_not_be_taken_says_why_for_every_goal():
+    facts = profiling.unavailable(
+        "another profiler was using this GPU's counters", "==ERROR== ERR_NVGPUCTRBUSY", source="Nsight Compute on X"
+    )
+    record = profiled_goals.record([COALESCED, NO_CONFLICTS], facts)
+    assert record["available"] is False and record["reason"] == "another profiler was using this GPU's counters"
+    assert record["detail"] == "==ERROR== ERR_NVGPUCTRBUSY" and record["source"] == "Nsight Compute on X"
+    assert [g["met"] for g in record["goals"]] == [None, None]
+    assert record["goals"][1]["reason"] == (
+        "no bank conflicts: not measured (another profiler was using this GPU's counters)"
+    )
+
+
+def test_no_profile_at_all_is_said_in_words():
+    record = profiled_goals.record([COALESCED], None)
+    assert record["available"] is False and "no profile was taken" in record["reason"]
+    assert record["goals"][0]["measured"] is None
+
+
+def test_a_log_without_the_shared_counters_leaves_the_ways_unmeasured(stride_32):
+    facts = {**stride_32, "raw": {}}
+    (judged,) = profiled_goals.record([NO_CONFLICTS], facts)["goals"]
+    assert judged["met"] is None and "no shared-memory counters" in judged["reason"]
+
+
+def _runs(slug: str) -> list[dict]:
+    return [{"sizes": sizes} for sizes in find_lab(slug).spec.harness().sizes["cuda"]]
+
+
+def test_the_goals_are_profiled_at_the_size_the_roof_goal_names_else_the_largest():
+    occupancy = find_lab("occupancy")
+    job = alices_job(occupancy.references["numba"], lab=occupancy)
+    runs = _runs("occupancy")
+    assert profiling.goals_index(job, runs, profiling.declared_bytes(job, runs)) == 0  # roof_percent's size: 0
+    vector_add = alices_job(find_lab("vector-add").references["numba"])
+    runs = _runs("vector-add")
+    assert profiling.goals_index(vector_add, runs, profiling.declared_bytes(vector_add, runs)) == len(runs) - 1
+
+
+def test_the_goals_profile_takes_their_counters_alone_at_their_size(monkeypatch):
+    taken = []
+
+    def profile(job, runs, request, limits, index, declared, device, **asked):  # stands in for the sandboxed ncu run
+        taken.append((index, asked))
+        return facts_of("tiled_32x32", "tiled_transpose")
+
+    monkeypatch.setattr(profiling, "_profile", profile)
+    occupancy = find_lab("occupancy")
+    job = alices_job(occupancy.references["numba"], lab=occupancy)
+    runs = [{**run, "seed": 1} for run in _runs("occupancy")]
+    events = []
+    facts = profiling.profile_goals(job, runs, {}, lambda kind, **f: events.append(kind), device="NVIDIA H200")
+    assert taken == [(0, {"sections": (), "metrics": ncu.GOAL_METRICS})]
+    assert facts["index"] == 0 and facts["sizes"] == runs[0]["sizes"] and events == ["profile"]
