@@ -10,7 +10,9 @@ since it is what the calculator is checked against.
 
 AMD rows are what-ifs from LLVM's AMDGPU rules (`AMDGPUBaseInfo.cpp`,
 `AMDGPUSubtarget.cpp`): no vendor library to compare against, so every result from
-them says so.
+them says so. RDNA3 (gfx1100) is modelled as LLVM models it by default: wave32 in
+WGP mode, where "per CU" means per workgroup processor (two CUs, four SIMD32s, 128 KiB
+of LDS of which one workgroup may address 64 KiB).
 """
 
 from __future__ import annotations
@@ -86,8 +88,15 @@ class AmdArch:
     lds_per_cu: int = 64 * KIB
     lds_allocation_unit: int = 512  # COMPUTE_PGM_RSRC2.LDS_SIZE counts 128-dword blocks on gfx7 to gfx942
     max_workgroup_size: int = 1024
-    max_barriers_per_cu: int = 16  # getMaxWorkGroupsPerCU: multi-wave workgroups each hold a barrier
+    max_barriers_per_cu: int = 16  # getMaxWorkGroupsPerCU: multi-wave workgroups each hold a barrier (32 in WGP mode)
+    lds_per_workgroup: int | None = None  # getAddressableLocalMemorySize where it is less than the CU's (gfx10+)
+    sgprs_limit_waves: bool = True  # getOccupancyWithNumSGPRs: only before gfx10, whose SGPRs are not shared
+    unit: str = "CU"  # what "per CU" means: the WGP on gfx10+ in WGP mode (getEUsPerCU, getLocalMemorySize)
     vendor: str = "amd"
+
+    @property
+    def max_lds_per_workgroup(self) -> int:
+        return self.lds_per_cu if self.lds_per_workgroup is None else self.lds_per_workgroup
 
     @property
     def max_waves_per_cu(self) -> int:
@@ -125,6 +134,24 @@ AMD_ARCHS: dict[str, AmdArch] = {
     for a in (
         AmdArch("gfx942", "AMD Instinct MI300X (CDNA3)", 304),
         AmdArch("gfx90a", "AMD Instinct MI250X GCD (CDNA2)", 110),
+        # gfx11 with Feature1_5xVGPRs, wave32: 1536 VGPRs a SIMD lane in granules of 24, 16 waves a SIMD (as
+        # gfx10.3), 4 SIMDs and 128 KiB of LDS a WGP, 64 KiB addressable by one workgroup, 32 barriers a WGP.
+        AmdArch(
+            "gfx1100",
+            "AMD Radeon RX 7900 XTX (RDNA3, wave32)",
+            48,  # WGPs (96 CUs)
+            wavefront_size=32,
+            max_waves_per_simd=16,
+            total_vgprs=1536,
+            addressable_vgprs=256,
+            vgpr_allocation_unit=24,
+            max_sgprs=106,
+            lds_per_cu=128 * KIB,
+            lds_per_workgroup=64 * KIB,
+            max_barriers_per_cu=32,
+            sgprs_limit_waves=False,
+            unit="WGP",
+        ),
     )
 }
 
@@ -133,7 +160,14 @@ ARCHS: dict[str, Arch] = {**NVIDIA_ARCHS, **AMD_ARCHS}
 SUPPORTED_ARCHES: list[str] = list(ARCHS)
 NVIDIA_ARCHES: list[str] = list(NVIDIA_ARCHS)
 
-_ALIASES = {"cdna3": "gfx942", "mi300x": "gfx942", "cdna2": "gfx90a", "mi250x": "gfx90a"}
+_ALIASES = {
+    "cdna3": "gfx942",
+    "mi300x": "gfx942",
+    "cdna2": "gfx90a",
+    "mi250x": "gfx90a",
+    "rdna3": "gfx1100",
+    "rx7900xtx": "gfx1100",
+}
 
 
 def arch_from_cc(cc: tuple[int, int] | str | int) -> str:

@@ -17,9 +17,10 @@ preference), which is the largest shared-memory carveout of the SM: results say 
 the largest carveout". Nsight Compute computes its shared-memory limit for the
 carveout the driver actually picked, which can be smaller.
 
-AMD targets (gfx942, gfx90a) are what-ifs from LLVM's AMDGPU occupancy rules; their
+AMD targets (gfx942, gfx90a, gfx1100) are what-ifs from LLVM's AMDGPU occupancy rules; their
 results are labelled so, and their blocks, warps and SMs mean workgroups, wavefronts
-and CUs. Virtual resources (sm_100+, unused by ordinary kernels) are not modelled.
+and CUs (on gfx1100, RDNA3 in WGP mode, workgroup processors). Virtual resources
+(sm_100+, unused by ordinary kernels) are not modelled.
 """
 
 from __future__ import annotations
@@ -404,14 +405,15 @@ def _amd_occupancy(
     # getNumWavesPerEUWithNumVGPRs: VGPRs round up to the granule; the file holds total // rounded waves per SIMD.
     unit = a.vgpr_allocation_unit
     vgpr_waves = a.max_waves_per_simd if vgprs < unit else max(a.total_vgprs // (-(-vgprs // unit) * unit), 1)
-    # getOccupancyWithNumSGPRs for gfx8/gfx9.
+    # getOccupancyWithNumSGPRs for gfx8/gfx9; from gfx10 each wave has its own SGPRs and they limit nothing.
     sgpr_waves = 10 if sgprs is None or sgprs <= 80 else 9 if sgprs <= 88 else 8 if sgprs <= 100 else 7
+    sgpr_waves = sgpr_waves if a.sgprs_limit_waves else a.max_waves_per_simd
     simd_waves = min(vgpr_waves, sgpr_waves, a.max_waves_per_simd)
     lds_alloc = -(-lds // a.lds_allocation_unit) * a.lds_allocation_unit
     limits: dict[str, int | None] = {
         "warps": 0 if threads > a.max_workgroup_size else a.max_waves_per_cu // waves,
         "registers": a.simds_per_cu * simd_waves // waves,
-        "shared_memory": (a.lds_per_cu // lds_alloc) if lds_alloc else None,
+        "shared_memory": 0 if lds > a.max_lds_per_workgroup else (a.lds_per_cu // lds_alloc) if lds_alloc else None,
         "blocks": None,
         "barriers": a.max_barriers_per_cu if waves > 1 else None,  # single-wave workgroups need no barrier
     }
@@ -429,15 +431,16 @@ def _amd_occupancy(
         )
     if sgprs is not None and sgprs > a.max_sgprs:
         why.append(f"{sgprs} SGPRs is over the {a.max_sgprs} a wavefront can address")
-    if lds > a.lds_per_cu:
-        why.append(f"{lds:,} bytes of LDS is over the {_kib(a.lds_per_cu)} of a CU")
+    if lds > a.max_lds_per_workgroup:
+        where = f"of a {a.unit}" if a.lds_per_workgroup is None else "a workgroup may address"
+        why.append(f"{lds:,} bytes of LDS is over the {_kib(a.max_lds_per_workgroup)} {where}")
     # LLVM's own estimate (getOccupancyWithWorkGroupSizes for one size, then the register limits), in waves per SIMD.
     slots = a.max_waves_per_cu if waves == 1 else min(a.max_waves_per_cu // waves, a.max_barriers_per_cu)
     wgs_llvm = min(slots, a.lds_per_cu // max(lds, 1))
     llvm = min(max(min(-(-wgs_llvm * waves // a.simds_per_cu), a.max_waves_per_simd), 1), simd_waves)
     notes = [
         f"What-if for {a.label} from LLVM's AMDGPU rules: blocks are workgroups, warps are {a.wavefront_size}-wide "
-        f"wavefronts, an SM is a CU of {a.simds_per_cu} SIMDs with {a.max_waves_per_simd} wavefront slots each.",
+        f"wavefronts, an SM is a {a.unit} of {a.simds_per_cu} SIMDs with {a.max_waves_per_simd} wavefront slots each.",
         f"LLVM's compile-time occupancy for this kernel would be {llvm} waves per SIMD.",
     ]
     if carveout not in (None, -1):
@@ -462,14 +465,15 @@ def _amd_occupancy(
     active = min(n for n in limits.values() if n is not None)
     tied = [f for f, n in limits.items() if n == active]
     phrase = {
-        "warps": f"wavefront slots: {a.max_waves_per_cu} per CU hold {active} workgroups of {waves}",
+        "warps": f"wavefront slots: {a.max_waves_per_cu} per {a.unit} hold {active} workgroups of {waves}",
         "registers": f"registers: {vgprs} VGPRs (rounded up to {unit}) leave room for {simd_waves} wavefronts per SIMD",
         "shared_memory": f"LDS: {lds_alloc:,} bytes per workgroup (rounded to {a.lds_allocation_unit}) against "
-        f"{_kib(a.lds_per_cu)} per CU",
-        "barriers": f"barriers: at most {a.max_barriers_per_cu} multi-wavefront workgroups per CU",
+        f"{_kib(a.lds_per_cu)} per {a.unit}",
+        "barriers": f"barriers: at most {a.max_barriers_per_cu} multi-wavefront workgroups per {a.unit}",
     }[tied[0]]
     reason = (
-        f"What-if: {active} workgroups of {threads} work-items ({waves} wavefronts each) fit on a CU of {a.name}: "
+        f"What-if: {active} workgroups of {threads} work-items ({waves} wavefronts each) fit on a {a.unit} of "
+        f"{a.name}: "
         f"{active * waves} of {a.max_waves_per_cu} wavefronts, {active * waves / a.max_waves_per_cu:.0%} occupancy, "
         f"limited by {phrase}."
     )

@@ -212,3 +212,18 @@ def test_amd_results_say_they_are_a_what_if() -> None:
     assert r.what_if and r.vendor == "amd" and "what-if" in r.rules
     assert r.reason.startswith("What-if")
     assert not occupancy("gfx942", 256, 16, 0, 65 * 1024).launchable
+
+
+def test_rdna3_is_wave32_in_wgp_mode_with_one_and_a_half_times_the_vgprs():
+    # gfx1100, LLVM: 1536 VGPRs a lane in granules of 24, 16 waves a SIMD, 4 SIMDs a WGP, SGPRs limit nothing
+    r = occupancy("gfx1100", 256, 128)  # 128 -> 144 VGPRs: 10 waves a SIMD, 40 a WGP: 5 workgroups of 8
+    assert (r.active_warps_per_sm, r.limited_by, r.max_warps_per_sm) == (40, "registers", 64)
+    assert occupancy("gfx1100", 64, 96).active_warps_per_sm == 64  # 1536 // 96 = 16: every slot
+    assert occupancy("gfx1100", 64, 16, sgprs_per_wave=103).launchable  # no SGPR limit from gfx10 on
+
+
+def test_rdna3_workgroups_address_64_kib_of_the_wgps_128():
+    assert occupancy("gfx1100", 128, 40, 0, 48 * 1024).active_blocks_per_sm == 2
+    r = occupancy("gfx1100", 256, 32, 0, 80 * 1024)
+    assert not r.launchable and r.limits["shared_memory"] == 0
+    assert "a workgroup may address" in r.reason
