@@ -17,7 +17,8 @@ The packages, from the bottom up; each may import only the ones below it (and
 - `backends/`: per language and device, compile and launch (`sim`, `cuda`, the compile server).
 - `isolation/`: the sandbox (bubblewrap, cgroup, seccomp, uid pool), its pipe and budget, the child
   processes that run inside it, warm spares and GPU placement.
-- `datacenter/` (module 6's scheduling simulator) and `multigpu/` (module 5's models).
+- `datacenter/` (module 6's scheduling simulator), `answers/` (exercises whose learner writes a plain
+  Python function, judged by its answers against a trusted reference) and `multigpu/` (module 5's models).
 - `engine`, `profiling`: one job from request to result, and its Nsight Compute run.
 - `worker/`: the Celery service, its heartbeat and preflight; `cli` and `occupancy_cli`: the command line.
 

@@ -6,7 +6,7 @@ channel-layer group while it runs, and one `Result` document closes it
 sides validate these models; the web side stores the result JSON as it is.
 Also here, because both sides speak them: the verdicts and their labels (the
 web's model choices and the frontend's labels follow `VERDICTS`), a scheduling
-exercise's `PolicySpec` (it rides in the job's harness), and the heartbeat
+exercise's `PolicySpec` and a function exercise's `FunctionSpec` (they ride in the job's harness), and the heartbeat
 document a worker publishes and the web's fleet pages read.
 Nothing here imports Django, Celery or anything else of `gpu_worker`.
 """
@@ -31,8 +31,9 @@ MAX_SOURCE_BYTES = 64 * 1024
 RESULT_BYTES = 16 * 1024 * 1024  # a stored result (figures included); accepted runs of the labs are under 1 MB
 FIRST_SEQ = 2  # a job's first event: the web emits `queued` as 0 and 1
 
-# policy: a cluster scheduling policy in Python (module 6); triton: `@triton.jit` kernels (backends.triton_ptx)
-Language = Literal["numba", "cuda", "triton", "policy"]
+# policy: a cluster scheduling policy in Python (module 6); triton: `@triton.jit` kernels (backends.triton_ptx);
+# function: a plain Python function judged by its answers against a trusted reference (gpu_worker.answers)
+Language = Literal["numba", "cuda", "triton", "policy", "function"]
 Backend = Literal["sim", "cuda"]
 # What ran the learner's kernel and so produced its outputs (or its fault): the engine's word, never the child's.
 # `gpu`: a GPU lane; `ptx_executor`: the CPU tier's PTX executor (the learner's code not in that process);
@@ -81,9 +82,10 @@ EventType = Literal[
     "done",
     "error",
 ]
-LANGUAGES: tuple[str, ...] = ("numba", "cuda", "triton", "policy")
-# A lab's files per language: `starter.py` (Numba), `starter.cu`, `starter.triton.py`; a policy lab offers only .py.
-SOURCE_SUFFIX = {"numba": ".py", "cuda": ".cu", "triton": ".triton.py", "policy": ".py"}
+LANGUAGES: tuple[str, ...] = get_args(Language)
+# A lab's files per language: `starter.py` (Numba), `starter.cu`, `starter.triton.py`; a policy or function lab
+# offers only .py.
+SOURCE_SUFFIX = {"numba": ".py", "cuda": ".cu", "triton": ".triton.py", "policy": ".py", "function": ".py"}
 
 
 class Model(BaseModel):
@@ -309,11 +311,27 @@ class PolicySpec(BaseModel):
         return self.gpus * {"mig": MIG_COMPUTE_SLICES, "mps": MPS_CLIENTS}.get(self.sharing, 1)
 
 
+# --- a function exercise's settings: the `function:` block of its lab.yaml -----------------------------------
+# The learner writes a plain Python function; `gpu_worker.answers` calls it in the sandbox on each case and
+# compares its answers with a trusted reference's. The grader names that reference (`answers.graders.GRADERS`).
+
+FunctionCaseValue = int | float | str | bool
+
+
+class FunctionSpec(BaseModel):
+    """Which trusted grader judges the learner's function, and the cases it is asked (each a mapping of scalars)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    grader: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    cases: list[dict[str, FunctionCaseValue]] = Field(min_length=1, max_length=200)
+
+
 class Harness(Model):
     """How to make inputs, launch, check and value the work of one exercise.
 
     A kernel exercise sets sizes, args, launch, expected and work (`labspec` requires them);
-    a scheduling exercise sets `policy` instead and leaves them empty.
+    a scheduling exercise sets `policy` instead and leaves them empty, a function exercise `function`.
     """
 
     sizes: dict[Backend, list[dict[str, int]]] = Field(default_factory=dict)
@@ -327,6 +345,7 @@ class Harness(Model):
     sweep: SweepSpec | None = None
     launch_choices: LaunchChoices | None = None  # block sizes the learner may pick, instead of `launch`
     policy: PolicySpec | None = None  # a scheduling exercise (gpu_worker.datacenter)
+    function: FunctionSpec | None = None  # a function exercise (gpu_worker.answers)
     triton: TritonLaunch | None = None  # the Triton language's grid and constexprs (a lab offering `triton`)
 
     def launch_for(self, language: str) -> LaunchSpec:

@@ -22,7 +22,7 @@ scheduling runner's do too, `protocol.Outcome.finish`: the result held to its
 size limit, then the final event, and nothing after it.
 
 The package: this module (the three phases, spares, profiles) and `judge` (the child's messages turned into
-events, checks and the verdict). May import: `gpu_worker.profiling`, `gpu_worker.isolation`,
+events, checks and the verdict). May import: `gpu_worker.profiling`, `gpu_worker.isolation`, `gpu_worker.answers`,
 `gpu_worker.datacenter`, `gpu_worker.figures` and what lies below isolation (`backends`, `ptx`,
 `measurement`, `science`, `exercise`, `protocol`, `settings`).
 """
@@ -87,6 +87,10 @@ def run_job(
         from gpu_worker.datacenter.runner import run_policy_job
 
         return run_policy_job(job, emit, backend)  # its sandbox leases the job's uid itself
+    if job.exercise.language == "function":  # a plain Python function judged by its answers: gpu_worker.answers
+        from gpu_worker.answers.runner import run_function_job
+
+        return run_function_job(job, emit, backend)
     lease = None
     if os.geteuid() == 0:
         try:

@@ -75,15 +75,21 @@ class LabSpec(Harness):
 
     @model_validator(mode="after")
     def _one_kind(self) -> LabSpec:
-        """A policy lab (language `policy`) has a `policy` block and no kernel fields; a kernel lab the reverse."""
-        if "policy" in self.languages:
-            if self.languages != ["policy"] or self.policy is None:
-                raise ValueError("a policy lab has languages [policy] and a 'policy' block")
+        """A policy lab (language `policy`) has a `policy` block and no kernel fields, a function lab (language
+        `function`) a `function` block and none either; a kernel lab the reverse."""
+        for kind in ("policy", "function"):
+            other = "function" if kind == "policy" else "policy"
+            if kind in self.languages:
+                if self.languages != [kind] or getattr(self, kind) is None or getattr(self, other) is not None:
+                    raise ValueError(f"a {kind} lab has languages [{kind}] and a '{kind}' block")
+                break
         else:
             missing = [f for f in ("sizes", "args", "launch", "expected", "work") if f not in self.model_fields_set]
-            if missing or self.policy is not None:
+            if missing or self.policy is not None or self.function is not None:
                 raise ValueError(
-                    f"a kernel lab needs {', '.join(missing)}" if missing else "'policy' is for policy labs"
+                    f"a kernel lab needs {', '.join(missing)}"
+                    if missing
+                    else "'policy' and 'function' are for policy and function labs"
                 )
         if ("triton" in self.languages) != (self.triton is not None):
             raise ValueError("a lab offering triton says how to launch it in a 'triton' block, and only such a lab")
@@ -254,7 +260,7 @@ def _read_cases(folder: Path, languages: Sequence[str]) -> list[SampleCase]:
             raise LabError(f"{case_dir}: expected exactly one submission.py, submission.triton.py or submission.cu")
         suffix = sources[0].name.removeprefix("submission")
         offered = [lang for lang in languages if SOURCE_SUFFIX[lang] == suffix]
-        language = offered[0] if offered else None  # .py is numba's or policy's: a lab offers one of them
+        language = offered[0] if offered else None  # .py is numba's, policy's or function's: a lab offers one
         if language is None:
             raise LabError(f"{sources[0]}: the lab offers no language written in {suffix} files")
         source = sources[0].read_text()

@@ -13,6 +13,7 @@ class Language(models.TextChoices):
     CUDA = "cuda", "CUDA C++"
     TRITON = "triton", "Triton"
     POLICY = "policy", "Scheduling policy (Python)"
+    FUNCTION = "function", "Python function (judged by its answers)"
 
 
 class Status(models.TextChoices):
