@@ -97,10 +97,43 @@ class _Child:
         if os.getpid() != self.pid:
             os._exit(0)
 
-    def _send_outputs(self, index: int, args: list[Any], values: dict[str, Any], checks: Any, backend: Any) -> None:
-        """A size's checks (judged on the device by this process, which never ran learner code) or its outputs
-        (for the engine to judge), then its memory report where the backend made one."""
-        if checks is not None:
+    def _learner_error(self, exc: Any, compiled: Any, index: int) -> None:
+        """A size's fault in the learner's kernel: the listing (when the compile made one) and the verdict."""
+        self.leave_if_forked()
+        if compiled is not None:
+            self.send_listing(compiled)
+        diagnostics = [d.model_dump() for d in exc.diagnostics]
+        self.send({"type": exc.verdict, "message": exc.message, "diagnostics": diagnostics, "index": index})
+
+    def _check_size(
+        self,
+        backend: Any,
+        compiled: Any,
+        index: int,
+        run: dict[str, Any],
+        args: list[Any],
+        phases: dict[str, float],
+        profile: Any = None,
+    ) -> Any:
+        """One size's correctness work, inside whatever GPU lock the caller holds: its inputs, the checked launch,
+        its checks (or outputs) and memory report sent; where it will be timed, its occupancy (sent) and the timed
+        launches' own input sets prepared on the device (`prepare_timed`), which it returns (else None)."""
+        from gpu_worker.exercise.inputs import make_arguments
+        from gpu_worker.exercise.launch import LaunchConfig
+
+        check = _check_spec(self.request, args, run) if profile is None else None
+        # judged on the device, the inputs are born there too; otherwise the engine's host formulas
+        draw = backend.make_arguments if check is not None and hasattr(backend, "make_arguments") else None
+        config = LaunchConfig(tuple(run["grid"]), tuple(run["block"]), run.get("shared_bytes", 0))
+        clock = time.perf_counter()
+        values = (draw or make_arguments)(args, run["sizes"], run["seed"])
+        phases["inputs"] = time.perf_counter() - clock
+        clock = time.perf_counter()
+        checks = backend.launch(compiled.handle, [values[a.name] for a in args], config, check)
+        phases["launch_and_check"] = time.perf_counter() - clock
+        if profile is not None:
+            return None
+        if checks is not None:  # judged on the device by this process, which never ran learner code
             self.send({"type": "checked", "index": index, "checks": [c.model_dump() for c in checks]})
         else:
             outputs = {a.name: values[a.name] for a in args if a.role == "out"}
@@ -108,25 +141,10 @@ class _Child:
         memory = backend.take_memory_report() if hasattr(backend, "take_memory_report") else None
         if memory is not None:
             self.send({"type": "memory", "index": index, "memory": memory})
-
-    def _prepare_timing(
-        self,
-        backend: Any,
-        handle: Any,
-        config: Any,
-        index: int,
-        run: dict[str, Any],
-        args: list[Any],
-        check: Any,
-        draw: Any,
-        phases: dict[str, float],
-    ) -> Any:
-        """Before a size is timed: its occupancy (sent), its timed launches' inputs drawn and prepared on the
-        device (`prepare_timed`), the host seconds of each added to `phases`; returns the prepared sets."""
-        from gpu_worker.exercise.inputs import make_arguments
-
+        if not (self.request.get("measure") and hasattr(backend, "time")):
+            return None
         clock = time.perf_counter()
-        occupancy = backend.occupancy(handle, config)
+        occupancy = backend.occupancy(compiled.handle, config)
         self.send({"type": "occupancy", "index": index, "occupancy": occupancy})
         phases["occupancy"] = time.perf_counter() - clock
         clock = time.perf_counter()
@@ -138,11 +156,72 @@ class _Child:
         phases["timed_inputs"] = time.perf_counter() - clock
         return prepared
 
+    def _time_size(self, backend: Any, run: dict[str, Any], prepared: Any, phases: dict[str, float]) -> dict[str, Any]:
+        """Time a checked size (the GPU alone: `CudaBackend.time`); its summary with the host phases' seconds."""
+        clock = time.perf_counter()
+        summary = backend.time(prepared=prepared, budget_s=run.get("gpu_budget_s"))
+        phases["timed_launches_and_checks"] = time.perf_counter() - clock
+        # where this size's wall time went, for the benchmarks (the measuring process's clock)
+        summary["host_phases_s"] = {k: round(v, 4) for k, v in phases.items()}
+        return summary
+
+    def send_timing(self, index: int, summary: dict[str, Any]) -> None:
+        """A size's timing, after the checks of what its timed launches left."""
+        timed_checks = summary.pop("checks", None)
+        if timed_checks is not None:
+            self.send({"type": "checked", "index": index, "phase": "timed", "checks": timed_checks})
+        self.send({"type": "timing", "index": index, "timing": summary})
+
+    def _sizes_together(
+        self, backend: Any, compiled: Any, sizes: list[tuple[int, dict[str, Any]]], args: list[Any]
+    ) -> bool:
+        """Every size's correctness work in one shared hold of the GPU lock, then every size timed in one
+        exclusive hold (each size's comparisons of its timed launches inside it, where they cost a few
+        milliseconds, rather than another pass through the lock's gate); the timings are sent once it is let go.
+
+        Under 8 learners a job that took the lock size by size passed the gate 9 times and waited 1.8 s in all
+        (run 24): each pass waits for the readers inside or the timings queued. False: the job ended (a fault).
+        """
+        from gpu_worker.backends.base import LearnerError
+        from gpu_worker.measurement.gpu_lock import timing_lock
+
+        if not sizes:
+            return True
+        phases: dict[int, dict[str, float]] = {index: {} for index, _ in sizes}
+        prepared: dict[int, Any] = {}
+        index = sizes[0][0]
+        try:
+            with backend.correctness():
+                for index, run in sizes:
+                    prepared[index] = self._check_size(backend, compiled, index, run, args, phases[index])
+        except LearnerError as exc:
+            self._learner_error(exc, compiled, index)
+            return False
+        summaries: list[tuple[int, dict[str, Any]]] = []
+        try:
+            clock = time.perf_counter()
+            with timing_lock(backend.uuid) if backend.uuid else contextlib.nullcontext(0.0) as waited:
+                held_from = time.perf_counter()
+                for index, run in sizes:
+                    summaries.append((index, self._time_size(backend, run, prepared.pop(index), phases[index])))
+                held = time.perf_counter() - held_from
+        except LearnerError as exc:
+            self._learner_error(exc, None, index)
+            return False
+        if summaries:  # the one hold's wait and its whole length, where each size's own lock figures count only theirs
+            first, last = summaries[0][1], summaries[-1][1]
+            first["lock_wait_seconds"] = round(first.get("lock_wait_seconds", 0.0) + waited, 4)
+            inside = sum(s.get("lock_held_seconds", 0.0) for _, s in summaries)
+            last["lock_held_seconds"] = round(last.get("lock_held_seconds", 0.0) + max(0.0, held - inside), 4)
+            first["host_phases_s"]["lock_wait_together"] = round(held_from - clock, 4)
+        for index, summary in summaries:
+            self.send_timing(index, summary)
+        return True
+
     def run(self) -> None:
         from gpu_worker.backends import get_backend
         from gpu_worker.backends.base import LearnerError
-        from gpu_worker.exercise.inputs import make_arguments
-        from gpu_worker.exercise.launch import LaunchConfig
+        from gpu_worker.exercise.plan import is_sweep
         from gpu_worker.protocol import ArgSpec
 
         request = self.request
@@ -189,57 +268,37 @@ class _Child:
                 # PTX and SASS for reading (NVRTC again, ptxas, nvdisasm: CPU work and subprocesses), made
                 # beside the launches instead of after them: it held every CUDA C++ job 0.7 s (run 20)
                 reading = _beside(backend.listing, compiled.handle, request["source"], workdir)
-            for index, run in enumerate(request["runs"]):
-                if profile is not None and index != int(profile["index"]):
-                    continue
-                check = _check_spec(request, args, run) if profile is None else None
-                # judged on the device, the inputs are born there too; otherwise the engine's host formulas
-                draw = backend.make_arguments if check is not None and hasattr(backend, "make_arguments") else None
-                config = LaunchConfig(tuple(run["grid"]), tuple(run["block"]), run.get("shared_bytes", 0))
+            runs = list(enumerate(request["runs"]))
+            if profile is not None:
+                runs = [(i, r) for i, r in runs if i == int(profile["index"])]
+            measure_together = request.get("timings_together") and request.get("measure") and profile is None
+            if measure_together and hasattr(backend, "time"):
+                # the exercise's sizes in two holds of the GPU lock for the whole job (`_sizes_together`), the
+                # block-size sweep's points after them one by one: a point's failure ends the curve, not the verdict
+                together = [(i, r) for i, r in runs if not is_sweep(r)]
+                if not self._sizes_together(backend, compiled, together, args):
+                    return
+                runs = [(i, r) for i, r in runs if is_sweep(r)]
+            for index, run in runs:
                 phases: dict[str, float] = {}
-                measure = bool(request.get("measure")) and hasattr(backend, "time")  # cuda: occupancy, timing
                 try:
                     # the size's correctness work in one hold of the GPU lock's shared kind (`correctness`), the
                     # timing after it alone; a profiled launch takes the exclusive kind instead
                     with _correctness(backend, profile), _gpu_lock(backend, profile):
-                        clock = time.perf_counter()
-                        values = (draw or make_arguments)(args, run["sizes"], run["seed"])
-                        phases["inputs"] = time.perf_counter() - clock
-                        clock = time.perf_counter()
-                        checks = backend.launch(compiled.handle, [values[a.name] for a in args], config, check)
-                        phases["launch_and_check"] = time.perf_counter() - clock
-                        if profile is None:
-                            self._send_outputs(index, args, values, checks, backend)
-                        prepared = None
-                        if measure and profile is None:
-                            prepared = self._prepare_timing(
-                                backend, compiled.handle, config, index, run, args, check, draw, phases
-                            )
+                        prepared = self._check_size(backend, compiled, index, run, args, phases, profile)
                 except LearnerError as exc:
-                    self.leave_if_forked()
-                    self.send_listing(compiled)
-                    diagnostics = [d.model_dump() for d in exc.diagnostics]
-                    self.send({"type": exc.verdict, "message": exc.message, "diagnostics": diagnostics, "index": index})
+                    self._learner_error(exc, compiled, index)
                     return
                 if profile is not None:  # the profiler has what it came for; no outputs, no timing
                     self.send({"type": "profiled", "index": index})
                     continue
-                if measure:
+                if request.get("measure") and hasattr(backend, "time"):
                     try:
-                        clock = time.perf_counter()
-                        summary = backend.time(prepared=prepared, budget_s=run.get("gpu_budget_s"))  # type: ignore[attr-defined]
-                        phases["timed_launches_and_checks"] = time.perf_counter() - clock
-                        del prepared  # the timed sets' device memory, before the next size's
-                        # where this size's wall time went, for the benchmarks (the measuring process's clock)
-                        summary["host_phases_s"] = {k: round(v, 4) for k, v in phases.items()}
-                        timed_checks = summary.pop("checks", None)
-                        if timed_checks is not None:
-                            self.send({"type": "checked", "index": index, "phase": "timed", "checks": timed_checks})
-                        self.send({"type": "timing", "index": index, "timing": summary})
+                        self.send_timing(index, self._time_size(backend, run, prepared, phases))
                     except LearnerError as exc:
-                        self.leave_if_forked()
-                        self.send({"type": exc.verdict, "message": exc.message, "diagnostics": [], "index": index})
+                        self._learner_error(exc, None, index)
                         return
+                    del prepared  # the timed sets' device memory, before the next size's
             if profile is None and compiled.listing is not None and request.get("listing_after_verdict"):
                 # the CPU tier: nvdisasm, started at the compile, takes longer than the launches, so the verdict
                 # goes first (the output written so far with it) and the SASS after it (`engine._LateListing`)
