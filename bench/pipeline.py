@@ -216,6 +216,7 @@ async def run_one(user: Any, language: str, source: str, timeout: float) -> dict
     record["status"] = done.status
     record["elapsed_s"] = result.get("elapsed_seconds")
     record["warm_start"] = bool((result.get("sandbox") or {}).get("warm_start"))
+    record["sandbox_cpu_s"] = (result.get("sandbox") or {}).get("cpu_seconds")  # its cgroup's, warm-up included
     record["figures"] = len(result.get("figures") or [])
     sizes = (result.get("timing") or {}).get("sizes") or []
     record["timed_sizes"] = [  # where the job's timing went, size by size (the measuring process's clock)
@@ -349,6 +350,8 @@ def _where_the_time_went(jobs: list[dict[str, Any]]) -> dict[str, Any]:
         # the checks' shared lock, held back by other jobs' timings (a running total: the last size's is the job's)
         "checks_wait_per_job_s": _stats([t[-1].get("sharing_wait_seconds") or 0 for t in timed]),
         "gpu_per_job_s": _stats([sum(s["gpu_seconds"] or 0 for s in t) for t in timed]),
+        # the CPU a job's sandbox used, its spare's warm-up and compile process included (where cgroups count it)
+        "sandbox_cpu_per_job_s": _stats([j["sandbox_cpu_s"] for j in jobs if j.get("sandbox_cpu_s") is not None]),
         "samples_per_size": _stats([s["repeats"] for s in sizes if s.get("repeats")]),
         "stop_reasons": dict(collections.Counter(s.get("stop_reason") for s in sizes)),
         # the job's stretches as its viewer saw them: compile, the checks, the timings, the verdict's tail

@@ -269,8 +269,9 @@ def _run(job: Job, outcome: Outcome, start: _Started, uid: int | None, module_ru
     state = judge.state
     if judge.kept and state.compile is not None and state.verdict not in ("compile_error", "rejected"):
         compile_cache.store(judge.compile_key, judge.kept)
-    if run is not None:  # what the sandbox itself knows of the job: its uid, its cgroup's peak memory
-        outcome.sandbox = {**outcome.sandbox, **{k: run.info[k] for k in ("uid", "memory_peak_mb") if k in run.info}}
+    if run is not None:  # what the sandbox itself knows of the job: its uid, its cgroup's peak memory and CPU
+        known = ("uid", "memory_peak_mb", "cpu_seconds")
+        outcome.sandbox = {**outcome.sandbox, **{k: run.info[k] for k in known if k in run.info}}
     if spare.enabled():
         outcome.sandbox = {**outcome.sandbox, "warm_start": warm is not None}
     return _Ran(judge, run, malformed, late)

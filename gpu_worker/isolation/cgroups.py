@@ -186,6 +186,17 @@ class JobCgroup:
         text = self._read("memory.peak", "memory.max_usage_in_bytes").strip()
         return int(text) if text.isdigit() else None
 
+    def cpu_seconds(self) -> float | None:
+        """CPU seconds the job's processes used, every one of them (a spare's warm-up too), while the folder
+        lasts: v2's `cpu.stat` usage, or v1's `cpuacct.usage` where cpuacct shares the cpu hierarchy; None
+        where neither is there. Unlike a process tree's reaped-children counts, a PID namespace loses none."""
+        for line in self._read("cpu.stat").splitlines():
+            key, _, value = line.partition(" ")
+            if key == "usage_usec" and value.strip().isdigit():
+                return int(value) / 1e6
+        text = self._read("cpuacct.usage").strip()
+        return int(text) / 1e9 if text.isdigit() else None
+
     def pids(self) -> list[int]:
         found: set[int] = set()
         for folder in self.folders:

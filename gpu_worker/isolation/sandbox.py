@@ -490,11 +490,13 @@ class _Session:
         if self.cgroup is not None:  # the job's facts, then nothing of it left: processes, folders
             self.oom_kills = self.cgroup.oom_kills()
             self.peak_memory = self.cgroup.peak_memory_bytes()
+            self.cpu_seconds = self.cgroup.cpu_seconds()
             self.cgroup.remove()
             self.cgroup = None
 
     oom_kills = 0
     peak_memory: int | None = None
+    cpu_seconds: float | None = None
 
 
 @dataclass
@@ -700,6 +702,8 @@ def _run(
     info = {**the_plan.info, "uid": job_uid if job_uid is not None else the_plan.info["uid"]}
     if session.peak_memory is not None:
         info["memory_peak_mb"] = round(session.peak_memory / 2**20, 1)
+    if session.cpu_seconds is not None:
+        info["cpu_seconds"] = round(session.cpu_seconds, 3)
     return SandboxRun(
         returncode=session.proc.returncode,
         timed_out=timed_out,

@@ -93,3 +93,15 @@ def test_on_cgroup_v2_a_job_gets_memory_without_swap_pids_and_a_cpu_quota(tmp_pa
     }
     (folder / "memory.events").write_text("low 0\nhigh 0\nmax 3\noom 1\noom_kill 2\n")
     assert job.oom_kills() == 2
+
+
+def test_a_jobs_cpu_seconds_come_from_its_cgroup_on_either_version(tmp_path):
+    v2 = cgroups.JobCgroup(cgroups.Where(2, {"": tmp_path}), [tmp_path / "v2"])
+    v1 = cgroups.JobCgroup(cgroups.Where(1, {"cpu": tmp_path}), [tmp_path / "v1-memory", tmp_path / "v1-cpu"])
+    for folder in (*v2.folders, *v1.folders):
+        folder.mkdir()
+    assert v2.cpu_seconds() is None and v1.cpu_seconds() is None  # nothing counted: no figure, not zero
+    (tmp_path / "v2" / "cpu.stat").write_text("usage_usec 2750000\nuser_usec 2000000\nsystem_usec 750000\n")
+    (tmp_path / "v1-cpu" / "cpuacct.usage").write_text("1500000000\n")  # nanoseconds, where cpuacct shares cpu's
+    assert v2.cpu_seconds() == 2.75
+    assert v1.cpu_seconds() == 1.5
