@@ -345,11 +345,12 @@ class CudaBackend(Backend):
         the shared kind of the per-GPU lock: beside other jobs' such work, never inside a timed run (`gpu_lock`).
         Under a class's load, checks running into a timing took its samples from 20 to 120 a size (run 22).
 
-        The child holds one block per size around all of that size's correctness work, so a size passes the
-        lock's writer-first gate once instead of once a step: each pass waits behind every timing queued at the
-        gate, and six passes a size held a job's checks back 1.2 s at p50 under 8 learners (run 23). Blocks
-        nest (the lock is re-entrant per thread). The stream is drained before the lock goes, or its queued
-        kernels would run on into someone's timing; a faulted context cannot drain, and the fault is the news."""
+        The child holds one block around a size's correctness work (or a job's, `WARPLAB_TIMINGS_TOGETHER`), so
+        it passes the lock's writer-first gate once instead of once a step. Blocks nest (the lock is re-entrant
+        per thread). Under 8 learners one block a size instead of six changed the job's total wait for the lock
+        by nothing measurable (run 24): the checks waited less and the timings, behind longer blocks, more.
+        The stream is drained before the lock goes, or its queued kernels would run on into someone's timing;
+        a faulted context cannot drain, and the fault is the news."""
         from gpu_worker.measurement.gpu_lock import sharing_lock
 
         with sharing_lock(self.uuid) if self.uuid else contextlib.nullcontext(0.0) as waited:
@@ -458,18 +459,16 @@ class CudaBackend(Backend):
 
     def time(
         self,
-        timed: list[list[Any]] | None = None,
-        check: CheckSpec | None = None,
+        prepared: TimedSets | None = None,
         config: timing.TimingConfig | None = None,
         budget_s: float | None = None,
-        prepared: TimedSets | None = None,
     ) -> dict[str, Any]:
         """Time the last launched size, alone on the GPU (the per-GPU lock's exclusive kind).
 
-        With `prepared` (or `timed` and `check`, prepared here) the timed launches run on their own inputs under a
-        `LaunchGuard`, and the summary's `checks` judge what the timed launches left (compared under the shared
-        kind once the timing has let go). `budget_s`, the GPU time this size may take, replaces the default
-        rule's (a sweep point's is smaller).
+        With `prepared` (`prepare_timed`) the timed launches run on their own inputs under a `LaunchGuard`, and
+        the summary's `checks` judge what the timed launches left (compared under the shared kind once the
+        timing has let go). `budget_s`, the GPU time this size may take, replaces the default rule's (a sweep
+        point's is smaller).
         """
         if config is None and budget_s is not None:
             config = timing.TimingConfig(rule=replace(stats.StopRule(), gpu_budget_s=float(budget_s)))
@@ -477,8 +476,6 @@ class CudaBackend(Backend):
 
         if self._last is None:
             raise RuntimeError("time() before launch()")
-        if prepared is None:
-            prepared = self.prepare_timed(timed, check)
         handle, dev_args, launch_config = self._last
         checks: list[CheckInfo] = []
         with self._faults():

@@ -9,7 +9,9 @@ started as root, and writes messages to the other pipe (see `gpu_worker.isolatio
 for reading: disassembling costs more than compiling, so the compile report and
 the occupancy it gives go out first. With `"listing_after_verdict"` (the CPU
 tier) `finished` comes before the `listing`, so the verdict does not wait for it.
-It never judges the outputs: the engine does.
+It never judges the outputs: the engine does. On a GPU each size's `checked` (judged on the
+device), `occupancy` and `timing` go out size by size, or, with `"timings_together"`, every
+size's checks first and then every size's timing (two holds of the GPU lock a job).
 
 With `"profile": {"index": i}` in the request (`gpu_worker.profiling`, the child
 then runs under Nsight Compute) it launches size i once, under the per-GPU
