@@ -308,8 +308,9 @@ def record_result(
 
 
 def _final_event(submission: Submission, result: Result, sent: dict | None) -> dict:
-    """The run's last event: the worker's (validated), or one made from the result; numbered after all stored."""
-    infrastructure = result.verdict == Verdict.ERROR
+    """The run's last event: the worker's (validated), or one made from the result; numbered after all stored.
+    `submission` is the stored run, its status already final (ERROR: an infrastructure failure)."""
+    infrastructure = submission.status == Status.ERROR
     if sent is None:
         event = {"type": "error" if infrastructure else "done", "verdict": result.verdict, "message": result.message}
         if "indicative" in submission.result:
