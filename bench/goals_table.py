@@ -16,7 +16,8 @@ measured; then every sample with the verdict it must get, the one it got, and it
 A figure no input has is written "-". Goals judged only on the CPU tier, `sim` (the memory-trace metrics), are
 not measured by the GPU run's engine, and the table says so ("not on cuda: judged on sim"), except where
 `check-labs --ncu-goals` measured them under Nsight Compute: those figures are marked `[ncu]`, and the header
-says what they are (kernel-wide averages at one GPU size, not the CPU tier's worst line).
+says what they are (kernel-wide averages at one GPU size, not the CPU tier's worst line; `lanes_per_request`
+has no ncu figure and stays "judged on sim").
 """
 
 from __future__ import annotations
@@ -198,7 +199,9 @@ def table(backend: str, cases: list[Case], facts: dict[str, str], sources: list[
             "--ncu-goals`): one launch of each accepted sample at the GPU size its goals are judged on. They are "
             "kernel-wide averages where the CPU tier reads its worst line: sectors per request are the worse of "
             "the global loads' and stores' (the loads' alone for a goal on loads), ways the worse of the shared "
-            "loads' and stores' wavefronts per warp instruction.",
+            "loads' and stores' wavefronts per warp instruction, traffic the global requests' sectors times 32 "
+            "bytes over the compulsory bytes at that size (asked of the L1, as the CPU tier counts them, not the "
+            "DRAM's). Active lanes per request have no faithful ncu counter here: they stay judged on sim.",
             "",
         ]
     if legend:

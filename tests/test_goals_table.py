@@ -124,6 +124,8 @@ def test_a_goal_nsight_compute_measured_shows_its_figure_marked_and_sourced(goal
     assert row in text  # reference-cuda was profiled, reference-numba was not
     assert f"Figures marked [ncu] were measured on the GPU by {H100} (`check-labs --ncu-goals`)" in text
     assert "kernel-wide averages where the CPU tier reads its worst line" in text
+    assert "traffic the global requests' sectors times 32 bytes over the compulsory bytes" in text
+    assert "Active lanes per request have no faithful ncu counter here: they stay judged on sim." in text
     assert "| reference-cuda | cuda | accepted (goals met) | accepted (goals met) | ok | 4 [ncu], 71 |" in text
     assert "| reference-numba | numba | accepted (goals met) | accepted (goals met) | ok | -, 71 |" in text
 

@@ -127,12 +127,19 @@ def _lanes(goal: GoalSpec, memory: Mapping[str, Any] | None) -> tuple[float | No
     )
 
 
+def traffic_ratio(moved_bytes: float | None, declared_bytes: float | None) -> float | None:
+    """`traffic_ratio`'s figure: bytes moved over the exercise's compulsory bytes; None without both."""
+    if not moved_bytes or not declared_bytes:
+        return None
+    return moved_bytes / declared_bytes
+
+
 def _traffic(memory: Mapping[str, Any] | None, declared_bytes: float | None) -> tuple[float | None, str]:
     totals = (memory or {}).get("totals") or {}
-    if not declared_bytes or not totals.get("global_sectors"):
+    moved = 32 * float(totals.get("global_sectors") or 0)
+    ratio = traffic_ratio(moved, declared_bytes)
+    if ratio is None or declared_bytes is None:
         return None, "no global traffic traced, or the exercise declares no bytes"
-    moved = 32 * float(totals["global_sectors"])
-    ratio = moved / declared_bytes
     return ratio, (
         f"your kernel asked memory for {moved:,.0f} bytes (every warp request's sectors, with no cache counted) where "
         f"the exercise needs {declared_bytes:,.0f}: read each input once and keep what is reused in registers or "

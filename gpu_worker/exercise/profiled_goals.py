@@ -1,7 +1,7 @@
 """An exercise's memory-access goals judged on a GPU from Nsight Compute's counters (`check-labs --ncu-goals`).
 
-On the CPU tier `goals` judges sectors per request and bank-conflict ways from the PTX executor's memory
-report, line by line; a GPU run traces no address, so the cuda backend leaves those goals unjudged. Nsight
+On the CPU tier `goals` judges sectors per request, bank-conflict ways and traffic from the PTX executor's
+memory report, line by line; a GPU run traces no address, so the cuda backend leaves those goals unjudged. Nsight
 Compute counts them for the whole kernel instead, and `gpu_worker.measurement.ncu.summarize` turns its
 counters into facts; here those facts become the goals' figures:
 
@@ -10,6 +10,19 @@ counters into facts; here those facts become the goals' figures:
   scattered access among many coalesced ones reads better here than there.
 - `bank_conflict_ways`: the worse of the shared loads' and stores' ways (wavefronts per warp instruction,
   as NVIDIA's own bank-conflict rule computes them); 1 for a kernel that counted no shared access.
+- `traffic_ratio`: the global loads' and stores' sectors (L1 requests, `l1tex__t_sectors_pipe_lsu_mem_global_*`)
+  times 32 bytes, over the exercise's compulsory bytes (lab.yaml's `bytes` formula) at the profiled size. That
+  is the CPU tier's quantity, every warp request's sectors with no cache counted, and not ncu's DRAM bytes:
+  DRAM sees only what the L1 and L2 miss (a pointer chase in global memory, or a matmul's re-read tiles, move
+  the data once however often it is asked for) and fetches 64 bytes where a request needs 32 (the stride_32
+  log: 8.5x the compulsory bytes from DRAM, 4.5x asked for; the tiled transpose's 0.85x, its writes still in
+  the L2, against 1.0x). The size differs from the CPU tier's, so a goal whose ratio grows with the size (a
+  tiled matmul re-reads its inputs n / tile times) reads a larger figure here than its target was written for.
+- `lanes_per_request` stays the CPU tier's: no counter verified here counts active lanes per memory
+  instruction (`smsp__thread_inst_executed_per_inst_executed` averages every instruction, not the memory
+  ones). The SASS counters `smsp__sass_thread_inst_executed_op_global_{ld,st}_pred_on` over
+  `smsp__sass_inst_executed_op_global_{ld,st}` would, but no real log here holds them yet, and a metric name
+  this ncu did not know would fail the goals' whole run.
 
 A figure within `TOLERANCE` of its target meets it: ncu counts a few wavefronts the executor does not (1.03
 ways on a padded, conflict-free 32x33 tile, H200, 2026-12-02), and
@@ -24,11 +37,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gpu_worker.exercise.goals import GoalResult, shown
+from gpu_worker.exercise.goals import GoalResult, shown, traffic_ratio
 from gpu_worker.protocol import GoalSpec
 
-#: The goals' metrics Nsight Compute measures on a GPU (the rest of the trace metrics stay the CPU tier's).
-PROFILED_METRICS = frozenset({"sectors_per_request", "bank_conflict_ways"})
+#: The goals' metrics Nsight Compute measures on a GPU (`lanes_per_request` stays the CPU tier's: see above).
+PROFILED_METRICS = frozenset({"sectors_per_request", "bank_conflict_ways", "traffic_ratio"})
 TOLERANCE = 0.10  # a figure this far above an "at most" target still meets it (see the docstring)
 ACCESSES = ("load", "store")
 
@@ -67,7 +80,17 @@ def figure(goal: GoalSpec, facts: Mapping[str, Any]) -> tuple[float | None, str]
         if instructions and all(count == 0 for count in instructions):
             return 1.0, "no shared-memory access, so no bank conflicts"
         return None, "Nsight Compute reported no shared-memory counters"
+    if goal.metric == "traffic_ratio":
+        return _traffic(facts)
     return None, f"Nsight Compute does not measure {goal.metric}"
+
+
+def _traffic(facts: Mapping[str, Any]) -> tuple[float | None, str]:
+    requested, declared = facts.get("global_requested_bytes"), facts.get("declared_bytes")
+    value = traffic_ratio(requested, declared)
+    if value is None or requested is None or declared is None:
+        return None, "Nsight Compute counted no global sector, or the exercise declares no bytes at this size"
+    return value, f"global requests {requested:,.0f} bytes, compulsory {declared:,.0f}"
 
 
 def _unmeasured(goal: GoalSpec, why: str) -> GoalResult:

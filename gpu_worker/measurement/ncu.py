@@ -26,9 +26,10 @@ SpeedOfLight for sm_90), so the SpeedOfLight section collects whichever this
 release knows and `summarize` reads either.
 
 `summarize` turns one profiled kernel into a plain dict (no pydantic: the
-engine stores it as it is) with a sentence per fact; `excess_traffic` compares
-the DRAM bytes with the exercise's declared, compulsory bytes. Failures are
-`NcuError`s whose `reason` is a sentence for the learner.
+engine stores it as it is) with a sentence per fact; `excess_traffic` puts the
+DRAM bytes over the exercise's declared, compulsory bytes as the traffic goal
+does (`goals.traffic_ratio`) and says when they stray from them. Failures are `NcuError`s whose `reason` is a
+sentence for the learner.
 """
 
 from __future__ import annotations
@@ -44,11 +45,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from gpu_worker.exercise.goals import traffic_ratio
+
 NCU_ENV = "WARPLAB_NCU"  # the ncu binary, when it is neither on PATH nor in a usual install folder
 KEEP_ENV = "WARPLAB_NCU_KEEP"  # a folder: each raw log is copied there (to bring a real one back as a fixture)
 SECTIONS = ("SpeedOfLight", "Occupancy", "MemoryWorkloadAnalysis")
-# The counters of the memory-access goals (check-labs --ncu-goals, alone there): global sectors and requests,
-# shared wavefronts, instructions and bank conflicts. Asked without sections, ncu replays the kernel a few times
+# The counters of the memory-access goals (check-labs --ncu-goals, alone there): global sectors and requests
+# (sectors per request, and the traffic ratio from the sectors), shared wavefronts, instructions and bank
+# conflicts. Asked without sections, ncu replays the kernel a few times
 # instead of the sections' dozens.
 GOAL_METRICS = (
     "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
@@ -76,6 +80,7 @@ DRAM_THROUGHPUT = (
     "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
     "dram__throughput.avg.pct_of_peak_sustained_elapsed",
 )
+SECTOR_BYTES = 32
 EXCESS_LIMIT = 0.10  # a DRAM traffic this far from the declared bytes is told to the learner
 IDENTITY_COLUMNS = ("ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream")
 _UNIT_SCALE = {
@@ -269,6 +274,9 @@ def summarize(kernel: dict[str, Any]) -> dict[str, Any]:
         return round(a / b, 2) if a is not None and b else None
 
     read, write = get("dram__bytes_read.sum"), get("dram__bytes_write.sum")
+    sectors = _sum(
+        get("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"), get("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum")
+    )
     throughput = next((get(n) for n in DRAM_THROUGHPUT if get(n) is not None), None)
     facts: dict[str, Any] = {
         "available": True,
@@ -281,6 +289,8 @@ def summarize(kernel: dict[str, Any]) -> dict[str, Any]:
         "dram_throughput_pct": throughput,
         "l1_hit_rate": get("l1tex__t_sector_hit_rate.pct"),
         "l2_hit_rate": get("lts__t_sector_hit_rate.pct"),
+        # What the warps' global loads and stores asked the L1 for, whole sectors, before any cache answers.
+        "global_requested_bytes": None if sectors is None else SECTOR_BYTES * sectors,
         "global_load_sectors_per_request": ratio(
             "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
         ),
@@ -371,9 +381,9 @@ def _times(ratio: float) -> str:
 
 def excess_traffic(dram_bytes: float | None, declared_bytes: float | None) -> str | None:
     """A sentence when the measured DRAM bytes differ from the exercise's compulsory bytes by more than 10%."""
-    if not dram_bytes or not declared_bytes:
+    ratio = traffic_ratio(dram_bytes, declared_bytes)
+    if ratio is None or dram_bytes is None or declared_bytes is None:
         return None
-    ratio = dram_bytes / declared_bytes
     if ratio > 1 + EXCESS_LIMIT:
         return (
             f"Your kernel moved {_times(ratio)} the bytes it must ({_mb(dram_bytes)} measured, {_mb(declared_bytes)} "

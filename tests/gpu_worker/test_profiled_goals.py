@@ -2,7 +2,8 @@
 
 The logs are the H200's (tests/gpu_worker/fixtures/ncu, ncu 2025.3.1): stride_32 reads one float in every 32
 (its loads touch 32 sectors per request, its stores 4, no shared memory); tiled_32x32 reads its unpadded
-tile down a column (32-way bank conflicts on the shared loads, none on the stores). The goals' own run asks
+tile down a column (32-way bank conflicts on the shared loads, none on the stores), n = 4096, each element
+read once and written once. The goals' own run asks
 ncu for `GOAL_METRICS` alone, so its log is cut down to those columns here, as ncu prints it.
 """
 
@@ -20,10 +21,12 @@ from gpu_worker.exercise import profiled_goals
 from gpu_worker.exercise.labspec import find_lab
 from gpu_worker.measurement import ncu
 from gpu_worker.protocol import GoalSpec
+from gpu_worker.science.metrics import work_metrics
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ncu"
 COALESCED = GoalSpec(name="coalesced loads and stores", metric="sectors_per_request", target=4)
 NO_CONFLICTS = GoalSpec(name="no bank conflicts", metric="bank_conflict_ways", target=1)
+ONCE = GoalSpec(name="each element asked for once", metric="traffic_ratio", target=1.25)
 OCCUPANCY = GoalSpec(name="keeps its warps", metric="occupancy_percent", target=25)
 
 
@@ -101,9 +104,54 @@ def test_a_figure_within_a_tenth_of_its_target_meets_it(tiled, ways, met):
 
 
 def test_only_the_memory_access_goals_are_profiled():
-    assert profiled_goals.profiled([OCCUPANCY, COALESCED, NO_CONFLICTS]) == [COALESCED, NO_CONFLICTS]
+    assert profiled_goals.profiled([OCCUPANCY, COALESCED, ONCE, NO_CONFLICTS]) == [COALESCED, ONCE, NO_CONFLICTS]
     roof_only = find_lab("divergence").spec.goals  # warp lanes and the roof: nothing for ncu to measure here
     assert profiled_goals.profiled(roof_only) == []
+
+
+def compulsory(slug: str, n: int) -> float:
+    """A lab's compulsory bytes at size n, as `profiling.declared_bytes` evaluates them for the profiled size."""
+    return float(work_metrics(find_lab(slug).spec.harness().work, {"n": n}).bytes)
+
+
+def test_a_tiled_transpose_asks_for_its_compulsory_bytes_once_and_meets_the_traffic_goal(tiled):
+    # The transpose lab's 8 n^2 at the log's n = 4096 (a 128 x 128 grid of 32 x 32 tiles): 2^21 load sectors
+    # and 2^21 store sectors of 32 bytes are exactly 134,217,728 bytes. DRAM saw 0.85 x: its writes sat in the L2.
+    facts = {**tiled, "declared_bytes": compulsory("transpose", 4096)}
+    (judged,) = profiled_goals.record([ONCE], facts)["goals"]
+    assert (judged["measured"], judged["met"], judged["comparison"]) == (1.0, True, "at most")
+    assert judged["reason"] == (
+        "each element asked for once: 1 x the compulsory bytes (global requests 134,217,728 bytes, "
+        "compulsory 134,217,728), target at most 1.25 x the compulsory bytes"
+    )
+
+
+def test_a_stride_32_copy_asks_for_four_and_a_half_times_its_compulsory_bytes(stride_32):
+    # 4M floats copied (the coalescing lab's 8 n^2 at n = 2048): 32 sectors per load and 4 per store, 4.5 x in all.
+    # The DRAM's 8.5 x (64-byte fetches) is not the goal's figure.
+    facts = {**stride_32, "declared_bytes": compulsory("coalescing", 2048)}
+    (judged,) = profiled_goals.record([ONCE], facts)["goals"]
+    assert (judged["measured"], judged["met"]) == (4.5, False)
+    dram = ncu.parse_log((FIXTURES / "ncu-stride_32.csv").read_text(), "copy_stride")["dram_bytes"]  # the full log
+    assert str(ncu.excess_traffic(dram, facts["declared_bytes"])).startswith("Your kernel moved 8.5x")
+
+
+@pytest.mark.parametrize(("target", "met"), [(4, False), (4.1, True), (4.5, True)])
+def test_the_traffic_goal_is_met_within_a_tenth_of_its_target(stride_32, target, met):
+    facts = {**stride_32, "declared_bytes": compulsory("coalescing", 2048)}
+    (judged,) = profiled_goals.record([ONCE.model_copy(update={"target": target})], facts)["goals"]
+    assert judged["met"] is met
+
+
+def test_a_size_whose_bytes_the_exercise_does_not_declare_leaves_the_traffic_unmeasured(tiled):
+    (judged,) = profiled_goals.record([ONCE], {**tiled, "declared_bytes": None})["goals"]
+    assert judged["measured"] is None and judged["met"] is None
+    assert "declares no bytes at this size" in judged["reason"]
+
+
+def test_active_lanes_are_left_to_the_cpu_tier():
+    lanes = GoalSpec(name="every lane loads", metric="lanes_per_request", target=32, access="load")
+    assert profiled_goals.profiled([lanes]) == []
 
 
 def test_a_profile_that_could_not_be_taken_says_why_for_every_goal():
