@@ -13,7 +13,6 @@
 # pipeline (4 workers, 8 learners through Celery), pipeline8 (8 workers, 8 learners, 3 rounds one at a time first;
 # pipeline8-unique: no two sources alike; pipeline8-before: checks beside timings, as before the shared GPU lock;
 # pipeline8-warm-compiler: every spare warms the learner's compile process, as before `spare.wants_compiler`;
-# pipeline8-together: a job's sizes checked in one hold of the lock and timed in another (--timings-together);
 # pipeline8-baseline: pipeline8 on the tree in baseline.tar, `git archive COMMIT -o baseline.tar`, carried too),
 # check-labs (every lab's samples on the GPU, 4 side by side; each case with its goals measured in
 # check-labs-cuda.json, copied to $OUT: bench/goals_table.py's input), check-labs-ncu (the same with --ncu-goals:
@@ -96,8 +95,6 @@ step() {
                     step pipeline8-baseline 200 150 sh -c 'cd .baseline && python3 bench/pipeline.py --workers 8 \
                         --learners 8 --load-seconds 75 --rounds 3 --deadline 40 --job-timeout 40 --out '"$WORK"'/load8-baseline'
                 else echo "== pipeline8-baseline: no baseline.tar carried"; fi ;;
-            pipeline8-together) step pipeline8-together 200 150 python3 bench/pipeline.py --workers 8 --learners 8 \
-                --load-seconds 75 --rounds 3 --deadline 40 --job-timeout 40 --timings-together --out "$WORK/load8t" ;;
             pipeline8-warm-compiler) step pipeline8-warm-compiler 200 150 env WARPLAB_SPARE_COMPILER=always \
                 python3 bench/pipeline.py --workers 8 --learners 8 --load-seconds 75 --rounds 3 --deadline 40 \
                 --job-timeout 40 --out "$WORK/load8w" ;;

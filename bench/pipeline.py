@@ -562,11 +562,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="correctness work takes no GPU lock and runs inside other jobs' timings (before the shared lock)",
     )
-    parser.add_argument(
-        "--timings-together",
-        action="store_true",
-        help="a job takes the GPU lock twice (all its checks shared, all its timings alone), not size by size",
-    )
     return parser.parse_args(argv)
 
 
@@ -589,7 +584,6 @@ def main(argv: list[str] | None = None) -> int:
         "spare": "worker default" if args.spare == "auto" else args.spare,
         "web_concurrency": args.web_concurrency,
         "checks_beside_timings": args.checks_beside_timings,
-        "timings_together": args.timings_together,
         "first_after_s": args.first_after,
         "think_s": args.think,
         "load_before": os.getloadavg(),
@@ -603,10 +597,6 @@ def main(argv: list[str] | None = None) -> int:
         from gpu_worker.measurement.gpu_lock import CHECKS_BESIDE_TIMINGS_ENV
 
         worker_env[CHECKS_BESIDE_TIMINGS_ENV] = "1"
-    if args.timings_together:
-        from gpu_worker.measurement.gpu_lock import TIMINGS_TOGETHER_ENV
-
-        worker_env[TIMINGS_TOGETHER_ENV] = "1"
     code = 1
     try:
         redis_url = args.redis_url

@@ -345,8 +345,8 @@ class CudaBackend(Backend):
         the shared kind of the per-GPU lock: beside other jobs' such work, never inside a timed run (`gpu_lock`).
         Under a class's load, checks running into a timing took its samples from 20 to 120 a size (run 22).
 
-        The child holds one block around a size's correctness work (or a job's, `WARPLAB_TIMINGS_TOGETHER`), so
-        it passes the lock's writer-first gate once instead of once a step. Blocks nest (the lock is re-entrant
+        The child holds one block around a size's correctness work, so it passes the lock's writer-first gate
+        once instead of once a step. Blocks nest (the lock is re-entrant
         per thread). Under 8 learners one block a size instead of six changed the job's total wait for the lock
         by nothing measurable (run 24): the checks waited less and the timings, behind longer blocks, more.
         The stream is drained before the lock goes, or its queued kernels would run on into someone's timing;

@@ -50,7 +50,7 @@ from gpu_worker.figures.sweep import block_sweep_figure, sweep_figure
 from gpu_worker.isolation import sandbox, spare, uid_pool
 from gpu_worker.isolation.message_budget import OverBudget, max_message_bytes
 from gpu_worker.isolation.wire import WireError, WireOverflow
-from gpu_worker.measurement.gpu_lock import TIMINGS_TOGETHER_ENV, open_worker_lock_fd
+from gpu_worker.measurement.gpu_lock import open_worker_lock_fd
 from gpu_worker.measurement.gpu_report import GpuReport, load_ceilings
 from gpu_worker.protocol import (
     Event,
@@ -285,7 +285,6 @@ def _measure_on_device(job: Job, judge: Judge, request: dict[str, Any], device: 
     request["check"] = {"expected": harness.expected, "tolerance": harness.tolerance.model_dump()}
     judge.trusts_checks = True
     judge.trusts_compile_facts = True
-    request["timings_together"] = os.environ.get(TIMINGS_TOGETHER_ENV) == "1"
     judge.compile_key = compile_cache.key(job, device)  # compile once per source, toolchain and GPU
     if kept := compile_cache.load(judge.compile_key):
         request["cached"] = kept

@@ -9,9 +9,7 @@ started as root, and writes messages to the other pipe (see `gpu_worker.isolatio
 for reading: disassembling costs more than compiling, so the compile report and
 the occupancy it gives go out first. With `"listing_after_verdict"` (the CPU
 tier) `finished` comes before the `listing`, so the verdict does not wait for it.
-It never judges the outputs: the engine does. On a GPU each size's `checked` (judged on the
-device), `occupancy` and `timing` go out size by size, or, with `"timings_together"`, every
-size's checks first and then every size's timing (two holds of the GPU lock a job).
+It never judges the outputs: the engine does.
 
 With `"profile": {"index": i}` in the request (`gpu_worker.profiling`, the child
 then runs under Nsight Compute) it launches size i once, under the per-GPU
@@ -174,56 +172,9 @@ class _Child:
             self.send({"type": "checked", "index": index, "phase": "timed", "checks": timed_checks})
         self.send({"type": "timing", "index": index, "timing": summary})
 
-    def _sizes_together(
-        self, backend: Any, compiled: Any, sizes: list[tuple[int, dict[str, Any]]], args: list[Any]
-    ) -> bool:
-        """Every size's correctness work in one shared hold of the GPU lock, then every size timed in one
-        exclusive hold (each size's comparisons of its timed launches inside it, where they cost a few
-        milliseconds, rather than another pass through the lock's gate); the timings are sent once it is let go.
-
-        Under 8 learners a job that took the lock size by size passed the gate 9 times and waited 1.8 s in all
-        (run 24): each pass waits for the readers inside or the timings queued. False: the job ended (a fault).
-        """
-        from gpu_worker.backends.base import LearnerError
-        from gpu_worker.measurement.gpu_lock import timing_lock
-
-        if not sizes:
-            return True
-        phases: dict[int, dict[str, float]] = {index: {} for index, _ in sizes}
-        prepared: dict[int, Any] = {}
-        index = sizes[0][0]
-        try:
-            with backend.correctness():
-                for index, run in sizes:
-                    prepared[index] = self._check_size(backend, compiled, index, run, args, phases[index])
-        except LearnerError as exc:
-            self._learner_error(exc, compiled, index)
-            return False
-        summaries: list[tuple[int, dict[str, Any]]] = []
-        try:
-            clock = time.perf_counter()
-            with timing_lock(backend.uuid) if backend.uuid else contextlib.nullcontext(0.0) as waited:
-                held_from = time.perf_counter()
-                for index, run in sizes:
-                    summaries.append((index, self._time_size(backend, run, prepared.pop(index), phases[index])))
-                held = time.perf_counter() - held_from
-        except LearnerError as exc:
-            self._learner_error(exc, None, index)
-            return False
-        if summaries:  # the one hold's wait and its whole length, where each size's own lock figures count only theirs
-            first, last = summaries[0][1], summaries[-1][1]
-            first["lock_wait_seconds"] = round(first.get("lock_wait_seconds", 0.0) + waited, 4)
-            inside = sum(s.get("lock_held_seconds", 0.0) for _, s in summaries)
-            last["lock_held_seconds"] = round(last.get("lock_held_seconds", 0.0) + max(0.0, held - inside), 4)
-            first["host_phases_s"]["lock_wait_together"] = round(held_from - clock, 4)
-        for index, summary in summaries:
-            self.send_timing(index, summary)
-        return True
-
     def run(self) -> None:
         from gpu_worker.backends import get_backend
         from gpu_worker.backends.base import LearnerError
-        from gpu_worker.exercise.plan import is_sweep
         from gpu_worker.protocol import ArgSpec
 
         request = self.request
@@ -273,14 +224,6 @@ class _Child:
             runs = list(enumerate(request["runs"]))
             if profile is not None:
                 runs = [(i, r) for i, r in runs if i == int(profile["index"])]
-            measure_together = request.get("timings_together") and request.get("measure") and profile is None
-            if measure_together and hasattr(backend, "time"):
-                # the exercise's sizes in two holds of the GPU lock for the whole job (`_sizes_together`), the
-                # block-size sweep's points after them one by one: a point's failure ends the curve, not the verdict
-                together = [(i, r) for i, r in runs if not is_sweep(r)]
-                if not self._sizes_together(backend, compiled, together, args):
-                    return
-                runs = [(i, r) for i, r in runs if is_sweep(r)]
             for index, run in runs:
                 phases: dict[str, float] = {}
                 try:

@@ -47,9 +47,6 @@ LOCK_FD_ENV = "WARPLAB_GPU_LOCK_FD"
 # "1": correctness work takes no lock and may run inside timings, as before the shared kind (run 22). For the
 # side-by-side benchmark only (bench/pipeline.py --checks-beside-timings); the sandbox passes it through.
 CHECKS_BESIDE_TIMINGS_ENV = "WARPLAB_CHECKS_BESIDE_TIMINGS"
-# "1": a job takes the lock twice, not size by size: every size's correctness work shared, then every size timed
-# exclusively (`isolation.child`); the worker reads it and tells the child. bench/pipeline.py --timings-together.
-TIMINGS_TOGETHER_ENV = "WARPLAB_TIMINGS_TOGETHER"
 
 GATE, MAIN = 0, 1  # the bytes of the lock file that stand for the gate and the lock
 EXCLUSIVE, SHARED = "exclusive", "shared"
