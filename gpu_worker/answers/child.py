@@ -18,15 +18,11 @@ It judges nothing: the engine compares every answer with its own reference's.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sys
-import traceback
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from gpu_worker.isolation.child import _drop_privileges, _private_workdir, _read_request
+from gpu_worker.isolation.learner_python import load_entry, serve
 from gpu_worker.isolation.wire import MessageWriter
 
 CHUNK = 200  # answers per message
@@ -47,26 +43,12 @@ def plain(value: Any, depth: int = 0) -> Any:
 
 
 def _run(writer: MessageWriter, request: dict[str, Any]) -> None:
-    from gpu_worker.backends.learner_module import import_learner_module
-    from gpu_worker.exercise.diagnostics import from_exception, from_syntax_error
+    from gpu_worker.exercise.diagnostics import from_exception
 
-    path = _private_workdir() / LEARNER_FILE
-    path.write_text(request["source"])
-    try:
-        module = import_learner_module(path, "answer", kernel_file=False)
-    except SyntaxError as exc:
-        writer.send(
-            {"type": "compile_error", "message": str(exc.msg), "diagnostics": [from_syntax_error(exc).model_dump()]}
-        )
+    loaded = load_entry(writer, request, LEARNER_FILE)
+    if loaded is None:
         return
-    except BaseException as exc:
-        diagnostic = from_exception(exc, str(path))
-        writer.send({"type": "runtime_error", "message": diagnostic.message, "diagnostics": [diagnostic.model_dump()]})
-        return
-    function = getattr(module, request["entry"], None)
-    if not callable(function):
-        writer.send({"type": "runtime_error", "message": f"{LEARNER_FILE} defines no function {request['entry']}()"})
-        return
+    function, path = loaded
     answers: list[Any] = []
     for index, arguments in enumerate(request["calls"]):
         try:
@@ -93,28 +75,7 @@ def _run(writer: MessageWriter, request: dict[str, Any]) -> None:
 
 
 def main(argv: list[str]) -> int:
-    request_fd, message_fd = int(argv[0]), int(argv[1])
-    os.set_inheritable(message_fd, False)
-    writer = MessageWriter(message_fd)
-    pid = os.getpid()
-    try:
-        request = _read_request(request_fd)
-        _drop_privileges(request.get("drop_uid"), request.get("drop_gid"))
-        writer.send({"type": "hello", "pid": pid, "uid": os.getuid(), "gid": os.getgid()})
-        _run(writer, request)
-    except BaseException as exc:  # ours, not the learner's
-        if os.getpid() != pid:
-            os._exit(0)
-        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        frames = traceback.extract_tb(exc.__traceback__)
-        if frames:
-            detail += f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno} in {frames[-1].name})"
-        with contextlib.suppress(OSError):
-            writer.send({"type": "error", "message": f"the function's child failed: {detail}"[:2000]})
-        return 1
-    if os.getpid() != pid:
-        os._exit(0)
-    return 0
+    return serve(argv, _run, "function's")
 
 
 if __name__ == "__main__":

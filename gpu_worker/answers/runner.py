@@ -12,22 +12,17 @@ Events: `started`, then `compile_error`, or one `check` per call, and `done`.
 
 from __future__ import annotations
 
-import os
-import re
-import socket
 from typing import Any
 
 from pydantic import ValidationError
 
 from gpu_worker.answers.graders import get_grader
-from gpu_worker.isolation import sandbox
-from gpu_worker.isolation.wire import WireError
-from gpu_worker.protocol import MAX_SOURCE_BYTES, CheckInfo, CompileInfo, Diagnostic, Job, Outcome, Result
+from gpu_worker.isolation import learner_python
+from gpu_worker.protocol import CheckInfo, Diagnostic, Job, Outcome, Result
 
 CHILD_MODULE = "gpu_worker.answers.child"
 DEVICE = "CPU (your function's answers against a reference; no GPU used)"
 FINAL_TYPES = frozenset({"finished", "compile_error", "runtime_error", "error"})
-EXTRA_PROCESSES = 8
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 
 
@@ -78,28 +73,12 @@ class _Collector:
             raise _Malformed(f"an unknown message {kind!r}")
 
 
-def _precheck(job: Job) -> str | None:
-    if not job.source.strip():
-        return "your file is empty"
-    size = len(job.source.encode("utf-8", errors="replace"))
-    if size > MAX_SOURCE_BYTES:
-        return f"your file is {size} bytes, over the limit of {MAX_SOURCE_BYTES} bytes"
-    if not re.search(rf"^\s*def\s+{re.escape(job.exercise.entry)}\s*\(", job.source, re.MULTILINE):
-        return f"no function named {job.exercise.entry!r} in your file (expected `def {job.exercise.entry}(...)`)"
-    return None
-
-
 def run_function_job(job: Job, emit: Any, backend: str = "sim") -> Result:
     """Run one function job to its verdict, emitting events; never raises for the learner's faults."""
-    outcome = Outcome(job.submission_id, emit, job.backend or backend, DEVICE)
-    worker = f"{socket.gethostname()}:{os.getpid()} ({outcome.backend})"
-    spec, limits = job.exercise.harness.function, job.exercise.limits
-    try:
-        outcome.sandbox = sandbox.describe("sim", limits, EXTRA_PROCESSES)
-    except RuntimeError as exc:
-        outcome.send("started", backend=outcome.backend, device=DEVICE, worker=worker)
-        return outcome.finish("error", str(exc))
-    outcome.send("started", backend=outcome.backend, device=DEVICE, worker=worker, sandbox=outcome.sandbox)
+    started = learner_python.begin(job, emit, backend, DEVICE)
+    if isinstance(started, Result):
+        return started
+    outcome, spec, limits = started, job.exercise.harness.function, job.exercise.limits
     if spec is None:
         return outcome.finish("error", "this exercise has no 'function' settings: the lab folder is broken")
     try:
@@ -107,41 +86,29 @@ def run_function_job(job: Job, emit: Any, backend: str = "sim") -> Result:
         calls = grader.calls(spec.cases)
     except ValueError as exc:
         return outcome.finish("error", f"the lab folder is broken: {exc}")
-    rejection = _precheck(job)
+    rejection = learner_python.precheck(job)
     if rejection:
         return outcome.finish("rejected", rejection)
     collector = _Collector(len(calls))
     request = {"source": job.source, "entry": job.exercise.entry, "calls": calls}
-    try:
-        run = sandbox.run_sandboxed(
-            request,
-            limits,
-            "sim",
-            collector,
-            extra_processes=EXTRA_PROCESSES,
-            max_message_bytes=MAX_MESSAGE_BYTES,
-            final_types=FINAL_TYPES,
-            child_module=CHILD_MODULE,
-        )
-    except (_Malformed, WireError) as exc:
-        return outcome.finish(
-            "runtime_error", f"the function's messages were malformed ({exc}); did it write to our pipe?"
-        )
-    except Exception as exc:  # ours: the sandbox failed
-        return outcome.finish("error", f"the worker failed to run the function: {type(exc).__name__}: {exc}")
-    outcome.sandbox = {**outcome.sandbox, "uid": run.info["uid"]}  # the sandbox's lease, not the child's word
-    printed = {"output": run.output, "output_truncated": run.output_truncated}
-    if run.timed_out:
-        return outcome.finish(
-            "timeout", f"time limit exceeded: the function ran longer than {limits.wall_seconds:g} s", **printed
-        )
+    ran = learner_python.run_child(
+        outcome,
+        request,
+        limits,
+        collector,
+        child_module=CHILD_MODULE,
+        max_message_bytes=MAX_MESSAGE_BYTES,
+        final_types=FINAL_TYPES,
+        malformed=(_Malformed,),
+        what="function",
+    )
+    if isinstance(ran, Result):
+        return ran
+    run, printed = ran
     if collector.failure is not None:
         kind, message, diagnostics, index = collector.failure
         if kind == "compile_error":
-            outcome.send("compile_error", message=message, diagnostics=[d.model_dump() for d in diagnostics])
-            return outcome.finish(
-                "compile_error", message, compile=CompileInfo(tool="python", diagnostics=diagnostics), **printed
-            )
+            return learner_python.compile_error(outcome, message, diagnostics, printed)
         where = f"case {index + 1} of {len(calls)}: " if index is not None and index < len(calls) else ""
         return outcome.finish("runtime_error", where + message, diagnostics=diagnostics, **printed)
     if collector.infra_error:

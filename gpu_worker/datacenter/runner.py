@@ -16,9 +16,6 @@ Events: `started`, then `compile_error`, or one `check` per goal and trace,
 from __future__ import annotations
 
 import functools
-import os
-import re
-import socket
 from dataclasses import asdict
 from typing import Any
 
@@ -40,14 +37,12 @@ from gpu_worker.datacenter.simulate import (
 )
 from gpu_worker.datacenter.spec import HIGHER_IS_BETTER, METRIC_WORDS, PolicySpec
 from gpu_worker.datacenter.trace import GPU_MIX, MIG_MIX, SOURCE, TraceJob, mps_trace, synthetic_trace
-from gpu_worker.isolation import sandbox
-from gpu_worker.isolation.wire import WireError
-from gpu_worker.protocol import MAX_SOURCE_BYTES, CheckInfo, CompileInfo, Diagnostic, Job, Outcome, Result
+from gpu_worker.isolation import learner_python, sandbox
+from gpu_worker.protocol import CheckInfo, Diagnostic, Job, Outcome, Result
 
 CHILD_MODULE = "gpu_worker.datacenter.policy_child"
 DEVICE = "CPU (cluster scheduling model, no GPU used)"
 FINAL_TYPES = frozenset({"finished", "compile_error", "runtime_error", "invalid", "error"})
-EXTRA_PROCESSES = 8
 MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 UNITS = {"none": "GPUs", "mig": "MIG compute slices", "mps": "MPS client places"}  # what utilisation counts
 
@@ -172,31 +167,15 @@ def ranking(results: dict[str, Metrics], metric: str) -> list[dict[str, Any]]:
     return rows
 
 
-def _precheck(job: Job) -> str | None:
-    if not job.source.strip():
-        return "your file is empty"
-    size = len(job.source.encode("utf-8", errors="replace"))
-    if size > MAX_SOURCE_BYTES:
-        return f"your file is {size} bytes, over the limit of {MAX_SOURCE_BYTES} bytes"
-    if not re.search(rf"^\s*def\s+{re.escape(job.exercise.entry)}\s*\(", job.source, re.MULTILINE):
-        return f"no function named {job.exercise.entry!r} in your file (expected `def {job.exercise.entry}(...)`)"
-    return None
-
-
 def run_policy_job(job: Job, emit: Any, backend: str = "sim") -> Result:
     """Run one scheduling job to its verdict, emitting events; never raises for the learner's faults."""
-    outcome = Outcome(job.submission_id, emit, job.backend or backend, DEVICE)
-    worker = f"{socket.gethostname()}:{os.getpid()} ({outcome.backend})"
-    spec, limits = job.exercise.harness.policy, job.exercise.limits
-    try:
-        outcome.sandbox = sandbox.describe("sim", limits, EXTRA_PROCESSES)
-    except RuntimeError as exc:
-        outcome.send("started", backend=outcome.backend, device=DEVICE, worker=worker)
-        return outcome.finish("error", str(exc))
-    outcome.send("started", backend=outcome.backend, device=DEVICE, worker=worker, sandbox=outcome.sandbox)
+    started = learner_python.begin(job, emit, backend, DEVICE)
+    if isinstance(started, Result):
+        return started
+    outcome, spec, limits = started, job.exercise.harness.policy, job.exercise.limits
     if spec is None:
         return outcome.finish("error", "this exercise has no 'policy' settings: the lab folder is broken")
-    rejection = _precheck(job)
+    rejection = learner_python.precheck(job)
     if rejection:
         return outcome.finish("rejected", rejection)
     traces, rules = traces_of(spec), learner_rules(spec)
@@ -207,35 +186,23 @@ def run_policy_job(job: Job, emit: Any, backend: str = "sim") -> Result:
         "traces": [[j.as_list() for j in trace] for trace in traces],
     }
     collector = _Collector(traces, rules.max_decisions)
-    try:
-        run = sandbox.run_sandboxed(
-            request,
-            limits,
-            "sim",
-            collector,
-            extra_processes=EXTRA_PROCESSES,
-            max_message_bytes=MAX_MESSAGE_BYTES,
-            final_types=FINAL_TYPES,
-            child_module=CHILD_MODULE,
-        )
-    except (_Malformed, WireError) as exc:
-        return outcome.finish(
-            "runtime_error", f"the policy's messages were malformed ({exc}); did it write to our pipe?"
-        )
-    except Exception as exc:  # ours: the sandbox failed
-        return outcome.finish("error", f"the worker failed to run the policy: {type(exc).__name__}: {exc}")
-    outcome.sandbox = {**outcome.sandbox, "uid": run.info["uid"]}  # the sandbox's lease, not the child's word
-    printed = {"output": run.output, "output_truncated": run.output_truncated}
-    if run.timed_out:
-        return outcome.finish(
-            "timeout", f"time limit exceeded: the policy ran longer than {limits.wall_seconds:g} s", **printed
-        )
+    ran = learner_python.run_child(
+        outcome,
+        request,
+        limits,
+        collector,
+        child_module=CHILD_MODULE,
+        max_message_bytes=MAX_MESSAGE_BYTES,
+        final_types=FINAL_TYPES,
+        malformed=(_Malformed,),
+        what="policy",
+    )
+    if isinstance(ran, Result):
+        return ran
+    run, printed = ran
     if collector.failure is not None and collector.failure[0] == "compile_error":
         _, message, diagnostics = collector.failure
-        outcome.send("compile_error", message=message, diagnostics=[d.model_dump() for d in diagnostics])
-        return outcome.finish(
-            "compile_error", message, compile=CompileInfo(tool="python", diagnostics=diagnostics), **printed
-        )
+        return learner_python.compile_error(outcome, message, diagnostics, printed)
     schedules: list[Schedule] = []
     for index, trace in enumerate(traces):
         replay = Replay(collector.decisions[index])
