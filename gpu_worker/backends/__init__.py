@@ -24,9 +24,18 @@ def _module(name: str):
     return importlib.import_module(f"gpu_worker.backends.{name}")
 
 
+_KEPT: dict[str, Backend] = {}  # one instance a spare made before its job's request came (`keep`)
+
+
+def keep(backend: Backend) -> None:
+    """The instance the next `get_backend` of its name returns: a spare makes its job's backend ahead."""
+    _KEPT[backend.name] = backend
+
+
 def get_backend(name: str) -> Backend:
-    """An instance of the backend called `name`; ImportError if this worker lacks it."""
-    return _module(name).BACKEND()
+    """An instance of the backend called `name` (the one `keep` holds, once); ImportError if this worker lacks it."""
+    kept = _KEPT.pop(name, None)
+    return kept if kept is not None else _module(name).BACKEND()
 
 
 def device_name(name: str) -> str:

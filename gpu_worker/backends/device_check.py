@@ -59,13 +59,19 @@ class Expectation:
     marks: dict[str, int]
 
 
-def expect(cp: Any, spec: CheckSpec, dev_args: list[Any]) -> Expectation:
-    """Compute the expected outputs from the inputs on the device (before the learner's kernel runs)."""
+def expected_arrays(cp: Any, spec: CheckSpec, dev_args: list[Any]) -> dict[str, Any]:
+    """Each checked output's expected array, computed on the device from the inputs (queued, not waited for)."""
     names = formula_names(spec.args, spec.sizes, dev_args)
     arrays = {}
     for arg in spec.args:
         if arg.role == "out" and arg.name in spec.expected:
             arrays[arg.name] = cp.ascontiguousarray(array_value(spec.expected[arg.name], names, xp=cp))
+    return arrays
+
+
+def expect(cp: Any, spec: CheckSpec, dev_args: list[Any]) -> Expectation:
+    """Compute the expected outputs from the inputs on the device (before the learner's kernel runs)."""
+    arrays = expected_arrays(cp, spec, dev_args)
     return Expectation(arrays, {name: fingerprint(cp, a) for name, a in arrays.items()})
 
 

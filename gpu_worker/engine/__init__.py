@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_worker import profiling
-from gpu_worker.backends import compile_cache, device_name, nvcc
+from gpu_worker.backends import compile_cache, device_name, nvcc, rehearsal
 from gpu_worker.engine.judge import Judge, Malformed, verdict_of
 from gpu_worker.exercise import goals, plan
 from gpu_worker.exercise.inputs import job_seed
@@ -230,7 +230,8 @@ def _run(job: Job, outcome: Outcome, start: _Started, uid: int | None, module_ru
         request["listing_after_verdict"] = True
         late = _LateListing(job, outcome, judge)
     spare.note_compile(job.exercise.language == "numba" and not (request.get("cached") or {}).get("answer"))
-    warm = _take_spare(backend, limits, start.extra)  # a spare child already warm, or None: a cold start
+    # a spare child already warm, or None: a cold start; the next spare rehearses this lab's check (on a GPU)
+    warm = _take_spare(backend, limits, start.extra, _rehearsal(job, backend, runs))
     lock_fd = None
     if backend == "cuda":
         lock_fd = open_worker_lock_fd() if warm is None else None  # a spare holds its own, inherited at its start
@@ -464,14 +465,22 @@ def start_first_spare(backend: str) -> bool:
 USUAL_SIM_BLOCK = 256  # threads per block of most labs' default launch (a test holds it to the lab content)
 
 
-def _take_spare(backend: str, limits: Limits, extra: int) -> spare.Spare | None:
-    """The ready spare for this job (see `gpu_worker.isolation.spare`), and the next one started; None: start cold."""
+def _take_spare(backend: str, limits: Limits, extra: int, rehearsal: str | None = None) -> spare.Spare | None:
+    """The ready spare for this job (see `gpu_worker.isolation.spare`), and the next one started (rehearsing
+    `rehearsal` while it waits); None: start cold."""
     if not spare.enabled():
         return None
     warm = spare.take(backend, limits, extra)
     with contextlib.suppress(Exception):  # without a next spare the next job starts cold, as without spares
-        spare.refill(backend, limits, extra)  # starts while this job runs: only a fork and exec here
+        spare.refill(backend, limits, extra, rehearsal)  # starts while this job runs: only a fork and exec here
     return warm
+
+
+def _rehearsal(job: Job, backend: str, runs: list[dict[str, Any]]) -> str | None:
+    """What the next spare rehearses on a GPU: this job's lab check at its sizes (never its source)."""
+    if backend != "cuda":
+        return None
+    return rehearsal.describe(job.exercise.harness, job.exercise.language, runs)
 
 
 def _worker(backend: str) -> str:

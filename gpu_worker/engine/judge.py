@@ -9,6 +9,7 @@ turns what was said, and how the sandbox ended, into the verdict and its sentenc
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,6 +27,8 @@ from gpu_worker.isolation import sandbox, wire
 from gpu_worker.isolation.message_budget import Budget
 from gpu_worker.measurement.gpu_report import GpuReport
 from gpu_worker.protocol import CheckInfo, CompileInfo, Diagnostic, Job
+
+log = logging.getLogger(__name__)
 
 # Who made the PTX that the engine assembles on the sim backend, by language (the engine's own words).
 COMPILERS = {
@@ -95,8 +98,9 @@ class Judge:
         state, kind = self.state, message["type"]
         if self.gpu is not None and self.gpu.handle(message):
             return
-        if kind == "hello":
-            pass  # its uid is the child's word; the job's uid is the one the engine leased
+        if kind == "hello":  # its uid is the child's word; the job's uid is the one the engine leased
+            if self.trusts_checks and message.get("rehearsal_problems"):  # the measuring process, before its job
+                log.warning("spare's rehearsal warmed only in part: %s", list(message["rehearsal_problems"])[:5])
         elif kind == "compiled":
             state.compile = self._facts(CompileInfo.model_validate(message["compile"]), message.get("ptx"))
             self._executed_by(message.get("ptx"))

@@ -27,11 +27,24 @@ from gpu_worker.protocol import ArgSpec
 SCHEME = "curand-philox4x32-10/1"  # in the seed's key: a new scheme compiles its kernels into the seed again
 
 
+_GENERATORS: dict[int, Any] = {}  # per device: one cuRAND generator, made once (a spare makes it before its job)
+
+
 def generator(cp: Any, seed: int) -> Any:
-    """cuRAND's Philox4x32-10 seeded with the job's 64-bit seed (no state set-up kernel, unlike XORWOW)."""
+    """cuRAND's Philox4x32-10 seeded with the job's 64-bit seed (no state set-up kernel, unlike XORWOW).
+
+    Made once per process and device, then seeded again: a RandomState is `createGenerator` and `seed`, and
+    `seed` sets both the seed and the counter's offset, so a reseeded generator draws what a new one would
+    (a `gpu` test holds it to that), without cuRAND's set-up in the job's first draw."""
     from cupy.cuda import curand
 
-    return cp.random.RandomState(seed, method=curand.CURAND_RNG_PSEUDO_PHILOX4_32_10)
+    device = cp.cuda.Device().id
+    kept = _GENERATORS.get(device)
+    if kept is None:
+        kept = _GENERATORS[device] = cp.random.RandomState(seed, method=curand.CURAND_RNG_PSEUDO_PHILOX4_32_10)
+    else:
+        kept.seed(seed)
+    return kept
 
 
 def _input_array(cp: Any, arg: ArgSpec, shape: tuple[int, ...], rng: Any) -> Any:

@@ -33,6 +33,7 @@ import json
 import math
 import os
 import resource
+import select
 import sys
 import tempfile
 import threading
@@ -361,16 +362,41 @@ def _warm_up(backend: str, compiler: bool = True) -> str:
     return ""
 
 
-def _become_spare(argv: list[str], writer: MessageWriter) -> None:
-    """Import what the job will need, keep only the job's CPU seconds from here on, and say `ready`."""
-    backend, cpu_seconds = argv[0], int(argv[1])
-    problem = _warm_up(backend, compiler=argv[2:3] != ["no-compiler"])
+def _become_spare(argv: list[str], writer: MessageWriter, request_fd: int) -> list[str]:
+    """Import what the job will need and say `ready`; then, on a GPU, rehearse the job's correctness work until
+    its request comes (`backends.rehearsal`); keep only the job's CPU seconds from there on.
+
+    argv: BACKEND CPU_SECONDS [no-compiler] [rehearse=JSON]. Returns what the rehearsal could not warm, for the
+    job's `hello` (the worker logs it)."""
+    backend, cpu_seconds, options = argv[0], int(argv[1]), argv[2:]
+    problem = _warm_up(backend, compiler="no-compiler" not in options)
+    writer.send({"type": "ready", **({"problem": problem} if problem else {})})
+    problems: list[str] = []
+    if backend == "cuda" and not problem:
+        described = next((o.partition("=")[2] for o in options if o.startswith("rehearse=")), None)
+        problems = _rehearse(described, request_fd)
     used = resource.getrusage(resource.RUSAGE_SELF)
     limit = math.ceil(used.ru_utime + used.ru_stime) + cpu_seconds
     _, hard = resource.getrlimit(resource.RLIMIT_CPU)
     if hard == resource.RLIM_INFINITY or limit < hard:
         resource.setrlimit(resource.RLIMIT_CPU, (limit, limit))  # lowering needs no privilege
-    writer.send({"type": "ready", **({"problem": problem} if problem else {})})
+    return problems
+
+
+def _rehearse(described: str | None, request_fd: int) -> list[str]:
+    """The job's `CudaBackend`, made now and kept for it, and the rehearsal of the lab the worker last served,
+    step by step until the request is readable."""
+    from gpu_worker.backends import get_backend, keep, rehearsal
+
+    def interrupted() -> bool:
+        return bool(select.select([request_fd], [], [], 0)[0])
+
+    try:
+        backend = get_backend("cuda")
+        keep(backend)
+        return rehearsal.rehearse(backend, rehearsal.parse(described) if described else None, interrupted)
+    except Exception as exc:  # the job does it all itself, as without a rehearsal
+        return ["".join(traceback.format_exception_only(type(exc), exc)).strip()[:300]]
 
 
 def main(argv: list[str]) -> int:
@@ -378,8 +404,9 @@ def main(argv: list[str]) -> int:
     os.set_inheritable(message_fd, False)  # compilers and learners' subprocesses do not get it
     writer = MessageWriter(message_fd)
     try:
+        warming: list[str] = []
         if argv[2:3] == ["--spare"]:  # a spare (gpu_worker.isolation.spare): warm up, then wait for the request
-            _become_spare(argv[3:], writer)
+            warming = _become_spare(argv[3:], writer, request_fd)
         request = _read_request(request_fd)
         if request.get("gpu_lock_fd") is not None:  # the worker's per-GPU timing lock, inherited (gpu_lock.py)
             os.environ["WARPLAB_GPU_LOCK_FD"] = str(int(request["gpu_lock_fd"]))
@@ -388,7 +415,8 @@ def main(argv: list[str]) -> int:
 
             os.environ[UNCHECKED_ENV] = "1"
         _drop_privileges(request.get("drop_uid"), request.get("drop_gid"))
-        writer.send({"type": "hello", "pid": os.getpid(), "uid": os.getuid(), "gid": os.getgid()})
+        hello = {"type": "hello", "pid": os.getpid(), "uid": os.getuid(), "gid": os.getgid()}
+        writer.send({**hello, **({"rehearsal_problems": warming} if warming else {})})
         child = _Child(writer, request)
         child.run()
     except BaseException as exc:  # our failure, not the learner's: say so plainly

@@ -518,6 +518,7 @@ def start(
     spare_cpu_allowance: int | None = None,
     *,
     spare_compiler: bool = True,
+    spare_rehearsal: str | None = None,
     wrapper: Sequence[str] = (),
     read_only: Sequence[Path] = (),
     writable: Sequence[Path] = (),
@@ -528,7 +529,8 @@ def start(
     With `spare_cpu_allowance` the child is a spare: it imports its backend,
     says `ready`, and lowers its CPU limit to what it used plus the job's
     (RLIMIT_CPU at start is the job's plus the allowance, for the imports); `spare_compiler=False`: it
-    starts no warm compile process (`spare.wants_compiler`).
+    starts no warm compile process (`spare.wants_compiler`); `spare_rehearsal` (`backends.rehearsal.describe`):
+    the check it rehearses while it waits, on a GPU.
     `wrapper`, `read_only`, `writable` and `child_module` are `plan`'s.
     """
     req_r, req_w = os.pipe()
@@ -538,6 +540,7 @@ def start(
     if spare_cpu_allowance is not None:
         child_args += ["--spare", backend, str(int(limits.cpu_seconds))]
         child_args += [] if spare_compiler else ["no-compiler"]
+        child_args += [f"rehearse={spare_rehearsal}"] if spare_rehearsal else []
     the_plan = plan(
         backend,
         limits,

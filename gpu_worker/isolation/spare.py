@@ -189,9 +189,10 @@ class _Pool:
             return None
         return spare
 
-    def refill(self, backend: str, limits: Limits, extra_processes: int) -> Spare:
+    def refill(self, backend: str, limits: Limits, extra_processes: int, rehearsal: str | None = None) -> Spare:
         """Start the spare for this key (dropping this backend's spare for another key, if any); it warms the
-        learner's compile process where `wants_compiler` says so."""
+        learner's compile process where `wants_compiler` says so, and on a GPU rehearses `rehearsal` (the check
+        of the lab just served: `backends.rehearsal`) while it waits."""
         key = key_of(backend, limits, extra_processes)
         with self.lock:
             stale = [self.spares.pop(k) for k in list(self.spares) if k[0] == backend]
@@ -206,6 +207,7 @@ class _Pool:
                 (lock_fd,) if lock_fd is not None else (),
                 spare_cpu_allowance=CPU_ALLOWANCE,
                 spare_compiler=wants_compiler(),
+                spare_rehearsal=rehearsal,
             )
         except BaseException:
             if lock_fd is not None:
