@@ -30,8 +30,10 @@ process are two holders, unless they lock through one descriptor (locks belong t
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
+import math
 import os
 import re
 import signal
@@ -49,6 +51,8 @@ LOCK_FD_ENV = "WARPLAB_GPU_LOCK_FD"
 CHECKS_BESIDE_TIMINGS_ENV = "WARPLAB_CHECKS_BESIDE_TIMINGS"
 
 GATE, MAIN = 0, 1  # the bytes of the lock file that stand for the gate and the lock
+STAMP = 8  # bytes 8..15: CLOCK_MONOTONIC (one clock for every process of the host) when a timing last let go
+_SEEN_STAMP = [-math.inf]  # the stamp as this process read it when it last took the lock exclusively
 EXCLUSIVE, SHARED = "exclusive", "shared"
 
 
@@ -199,6 +203,8 @@ def _holding(fd: int, kind: str, timeout: float) -> Iterator[float]:
         return
     start = time.monotonic()
     release = _take(fd, kind, timeout)
+    if kind == EXCLUSIVE:
+        _SEEN_STAMP[0] = _read_stamp(fd)
     with _HELD_GUARD:
         _HELD[key] = [kind, 1]
     try:
@@ -206,7 +212,29 @@ def _holding(fd: int, kind: str, timeout: float) -> Iterator[float]:
     finally:
         with _HELD_GUARD:
             del _HELD[key]
+        if kind == EXCLUSIVE:
+            _write_stamp(fd)
         release()
+
+
+def _read_stamp(fd: int) -> float:
+    try:
+        data = os.pread(fd, 8, STAMP)
+    except OSError:
+        return -math.inf
+    return struct.unpack("d", data)[0] if len(data) == 8 else -math.inf
+
+
+def _write_stamp(fd: int) -> None:
+    with contextlib.suppress(OSError):  # a read-only lock file: the next timing warms up in full, as before
+        os.pwrite(fd, struct.pack("d", time.monotonic()), STAMP)
+
+
+def last_timing_end() -> float:
+    """When a timing last let go of this GPU, in any process (`time.monotonic()`; -inf if none was seen), as
+    read when this process last took the lock exclusively: the GPU's clocks are the GPU's, whoever ramped them
+    (`timing._warmup` shortens its warm-up after a recent timing)."""
+    return _SEEN_STAMP[0]
 
 
 def _take(fd: int, kind: str, timeout: float) -> Callable[[], None]:

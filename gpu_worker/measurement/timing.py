@@ -37,7 +37,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpu_worker.measurement import stats
+from gpu_worker.measurement import gpu_lock, stats
 from gpu_worker.measurement.device_info import SERIOUS_REASONS, Nvml
 
 Launch = Callable[[Any], None]  # enqueue one launch on the given cupy.cuda.Stream
@@ -237,14 +237,17 @@ def _batch(
 def _warmup(cp: Any, launch: Launch, stream: Any, config: TimingConfig) -> tuple[float, float, int]:
     """Run until `warmup_ms` of GPU time; (estimated ms per launch, GPU ms spent, launches).
 
-    A process that let go of the GPU less than `warm_for_s` ago (the job's previous size) has a ramped
-    clock and a loaded module: `warm_warmup_ms` do, the first touch of this size's buffers and enough
+    A process that let go of the GPU less than `warm_for_s` ago (the job's previous size), or took it from
+    another process's timing that recent (`gpu_lock.last_timing_end`: the clocks are the GPU's), has a ramped
+    clock; its first launch loads the module: `warm_warmup_ms` do, the first touch of this size's buffers and enough
     launches for the estimate that sizes the graph replay (two launches made it 1.6 x too long for a 1 µs
     kernel, and the hot number's CV rose from 0.2 to 0.65%: run 22).
     """
     launch(stream)  # first launch: module load, lazy loading, first touch
     stream.synchronize()
-    warm = time.monotonic() - _LAST_TIMED_END[0] < config.warm_for_s
+    # ramped clocks are the GPU's: another process's timing a moment ago ramped them for this one too
+    last = max(_LAST_TIMED_END[0], gpu_lock.last_timing_end())
+    warm = time.monotonic() - last < config.warm_for_s
     target_ms = config.warm_warmup_ms if warm else config.warmup_ms
     spent, done, count, est = 0.0, 1, 1, math.inf
     while True:

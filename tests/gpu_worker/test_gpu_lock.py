@@ -206,3 +206,25 @@ def test_the_benchmarks_before_switch_lets_checks_run_inside_a_timing(tmp_path, 
         assert check() == "timed out"
         monkeypatch.setenv(gpu_lock.CHECKS_BESIDE_TIMINGS_ENV, "1")
         assert check() == "in"
+
+
+def test_a_timing_s_release_is_stamped_for_the_next_exclusive_holder_in_another_process(tmp_path):
+    import time
+
+    code = textwrap.dedent(
+        f"""
+        from gpu_worker.measurement import gpu_lock
+        with gpu_lock.GpuLock("GPU-s", {str(tmp_path)!r}).hold(timeout=1):
+            pass
+        """
+    )
+    before = time.monotonic()
+    subprocess.run([sys.executable, "-c", code], check=True)
+    lock = gpu_lock.GpuLock("GPU-s", str(tmp_path))
+    with lock.hold(timeout=1, kind=gpu_lock.SHARED):
+        assert gpu_lock.last_timing_end() < before  # a shared holder does not read the stamp
+    with lock.hold(timeout=1):
+        seen = gpu_lock.last_timing_end()
+    assert before < seen < time.monotonic()
+    with gpu_lock.GpuLock("GPU-t", str(tmp_path)).hold(timeout=1):  # a GPU no timing has let go of yet
+        assert gpu_lock.last_timing_end() == -float("inf")

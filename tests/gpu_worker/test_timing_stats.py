@@ -290,6 +290,7 @@ def test_a_process_that_just_timed_warms_up_with_a_few_launches_only():
     from gpu_worker.measurement import timing
 
     timing._LAST_TIMED_END[0] = -1e9  # long ago: the clock may have fallen
+    timing.gpu_lock._SEEN_STAMP[0] = -1e9  # and no other process's timing seen lately
     first = _measure(_FakeGpu(kernel_ms=0.05))
     assert first["warmup"]["gpu_ms"] >= timing.TimingConfig().warmup_ms
     second = _measure(_FakeGpu(kernel_ms=0.05))  # the next size, at once
