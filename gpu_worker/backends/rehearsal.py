@@ -17,8 +17,9 @@ fails in capture mode; the rehearsal stops that step there and goes on with the 
 kernels up to its first read-back are warmed (`checker.compare` reads its three results in one go for
 that reason). A job of another lab finds fewer kernels warm, no worse off than without a rehearsal.
 
-The spare also makes the job's `CudaBackend` (NVML, the device's identity, its stream) and compiles a
-throwaway kernel with NVRTC (loading NVRTC and its headers), so a CUDA C++ job's compile starts warm.
+The spare also makes the job's `CudaBackend` (NVML, the device's identity), the timing harness's buffers
+and the occupancy calculator's import, and compiles a throwaway kernel with NVRTC (loading NVRTC and its
+headers), so a CUDA C++ job's compile starts warm.
 The rehearsal stops between steps as soon as the job's request arrives (`interrupted`).
 """
 
@@ -140,9 +141,15 @@ def rehearse(backend: Any, rehearsal: dict[str, Any] | None, interrupted: Callab
             _warm_nvrtc(cp)
         except Exception as exc:
             problems.append(f"nvrtc: {type(exc).__name__}: {exc}"[:300])
+    import gpu_worker.science.occupancy  # noqa: F401  (the size's occupancy figure, inside its first hold)
     from gpu_worker.exercise.device_inputs import generator
+    from gpu_worker.measurement import timing
 
     generator(cp, 1)  # cuRAND's generator made outside any capture (the job seeds it again)
+    try:
+        timing.prepare_harness(cp, backend.nvml)  # the flush buffer and the blocking kernel's pinned flag
+    except Exception as exc:
+        problems.append(f"timing harness: {type(exc).__name__}: {exc}"[:300])
     stream = cp.cuda.Stream(non_blocking=True)
     for check in (rehearsal or {}).get("checks", []):
         for name, step in _steps(cp, check):
