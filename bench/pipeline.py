@@ -364,7 +364,22 @@ def _where_the_time_went(jobs: list[dict[str, Any]]) -> dict[str, Any]:
             phase: _stats([sum((s.get("host_phases_s") or {}).get(phase, 0.0) for s in t) for t in timed])
             for phase in sorted({k for s in sizes for k in (s.get("host_phases_s") or {})})
         },
+        # size by size (the job's first size pays the process's first uses): the correctness work's hold of the
+        # lock's shared kind (its phases before the timing) and the timing's exclusive hold
+        "shared_hold_by_size_s": [
+            _stats([sum(v for k, v in (t[i].get("host_phases_s") or {}).items() if k in SHARED_PHASES) for t in timed])
+            for i in range(max((len(t) for t in timed), default=0))
+            if all(len(t) > i for t in timed)
+        ],
+        "lock_held_by_size_s": [
+            _stats([t[i]["lock_held_seconds"] or 0 for t in timed])
+            for i in range(max((len(t) for t in timed), default=0))
+            if all(len(t) > i for t in timed)
+        ],
     }
+
+
+SHARED_PHASES = ("inputs", "launch_and_check", "occupancy", "timed_inputs")  # `isolation.child._check_size`'s
 
 
 def _own_cpu() -> float:
