@@ -2,20 +2,23 @@
 
 Under a class's load the per-GPU lock, not the GPU, set the pace (run 24): a fresh measuring process paid,
 inside its first size's hold of the lock, for every CuPy kernel it used for the first time (the draws, the
-expected outputs, the comparisons: each looked up in the kernel cache and loaded as a module), for cuRAND's
-set-up and for its first NVRTC compile. Uncontended, a warm job's first size held the lock's shared kind
-0.16 s and its later sizes 0.003 s; under 8 learners every timing waited behind those holds.
+expected outputs, the comparisons: each looked up in the kernel cache and loaded as a module), for a new
+cuRAND generator at every draw and for its first NVRTC compile. Uncontended, a warm job's first size held
+the lock's shared kind 0.16 s and its later sizes 0.003 s; under 8 learners every timing waited behind
+those holds.
 
 A spare does that work while it waits for its job: the worker hands it the check of the lab it last served
 (`describe`: the lab's arguments, expected formulas, tolerance and the job's sizes, all the worker's own,
-never a learner's source), and the spare runs that check's correctness steps (`device_check`: inputs drawn,
+never a learner's source), and the spare runs that check's correctness steps (`device_check`: inputs made,
 expected outputs computed, outputs compared) on a stream in capture mode. A capturing stream records its
 work into a graph instead of running it; the graph is thrown away. So CuPy compiles or loads and keeps each
-kernel, cuRAND makes its generator and loads its kernel, and the GPU runs nothing: a rehearsal can never
-land inside another job's timing, and it takes no lock. A step that needs the GPU's answer (a read-back)
-fails in capture mode; the rehearsal stops that step there and goes on with the next, so each step's
-kernels up to its first read-back are warmed (`checker.compare` reads its three results in one go for
-that reason). A job of another lab finds fewer kernels warm, no worse off than without a rehearsal.
+kernel, and the GPU runs nothing: a rehearsal can never land inside another job's timing, and it takes no
+lock. CuPy refuses cuRAND on a capturing stream (run 25), so the rehearsal's draws are empty arrays of the
+shapes and dtypes cuRAND returns, followed by the job's own scaling, casts and poison; the generator itself
+is made outside the capture and kept for the job. A step that needs the GPU's answer (a read-back) fails in
+capture mode; the rehearsal stops that step there and goes on with the next, so each step's kernels up to
+its first read-back are warmed (`checker.compare` reads its three results in one go for that reason). A job
+of another lab finds fewer kernels warm, no worse off than without a rehearsal.
 
 The spare also makes the job's `CudaBackend` (NVML, the device's identity), the timing harness's buffers
 and the occupancy calculator's import, and compiles a throwaway kernel with NVRTC (loading NVRTC and its
@@ -100,8 +103,9 @@ def _steps(cp: Any, check: Any) -> Iterator[tuple[str, Callable[[], None]]]:
 
     made: dict[str, Any] = {}
 
-    def draw() -> None:
-        made["args"] = list(make_device_arguments(cp, check.args, check.sizes, seed=1).values())
+    def draw() -> None:  # cuRAND refuses a capturing stream: arrays as it would return them, then the job's steps
+        drawn = make_device_arguments(cp, check.args, check.sizes, seed=1, rng=_Undrawn(cp))
+        made["args"] = list(drawn.values())
 
     def expect() -> None:  # `device_check.expect` without its fingerprints (their kernel is the spare's already)
         made["expected"] = device_check.expected_arrays(cp, check, made["args"])
@@ -114,6 +118,23 @@ def _steps(cp: Any, check: Any) -> Iterator[tuple[str, Callable[[], None]]]:
     yield "draw", draw
     yield "expect", expect
     yield "compare", compare
+
+
+class _Undrawn:
+    """RandomState's draws as empty arrays of the shape and dtype it returns: CuPy refuses cuRAND on a capturing
+    stream, and what a rehearsal needs is the kernels that follow the draw (scaling, casts, poison, formulas)."""
+
+    def __init__(self, cp: Any) -> None:
+        self.cp = cp
+
+    def random_sample(self, size: Any, dtype: Any = float) -> Any:
+        return self.cp.empty(size, dtype=dtype)
+
+    def standard_normal(self, size: Any, dtype: Any = float) -> Any:
+        return self.cp.empty(size, dtype=dtype)
+
+    def randint(self, low: int, high: int, size: Any, dtype: Any = int) -> Any:
+        return self.cp.empty(size, dtype=dtype)
 
 
 NVRTC_WARM_SOURCE = 'extern "C" __global__ void warplab_rehearsal_{tag}(float* x) {{ x[threadIdx.x] += 1.0f; }}'
@@ -172,8 +193,6 @@ def rehearse(backend: Any, rehearsal: dict[str, Any] | None, interrupted: Callab
 
 
 def _capture_refusal(cp: Any, exc: BaseException) -> bool:
-    """Whether `exc` is a read-back refused because the stream was capturing (the expected end of a step)."""
-    text = str(exc)
-    return isinstance(exc, cp.cuda.runtime.CUDARuntimeError | cp.cuda.driver.CUDADriverError) and (
-        "CAPTURE" in text.upper() or "not permitted when stream is capturing" in text
-    )
+    """Whether `exc` is a step refused because its stream was capturing: a read-back (CUDA's own error, or CuPy's
+    'the current stream is capturing, so D2H transfers are disallowed'), the expected end of a step."""
+    return "captur" in str(exc).lower()

@@ -70,10 +70,13 @@ def poison(cp: Any, dtype: str, shape: tuple[int, ...]) -> Any:
     return cp.full(shape, INT_SENTINEL.get(dtype, -1), dtype=dtype)
 
 
-def make_device_arguments(cp: Any, args: list[ArgSpec], sizes: Mapping[str, int], seed: int) -> dict[str, Any]:
+def make_device_arguments(
+    cp: Any, args: list[ArgSpec], sizes: Mapping[str, int], seed: int, rng: Any = None
+) -> dict[str, Any]:
     """Every argument by name, in the order of `args`: inputs drawn on the device, outputs poisoned there,
-    scalars typed on the host (they travel in the launch's parameters). Drawn in the current stream."""
-    rng = generator(cp, seed)
+    scalars typed on the host (they travel in the launch's parameters). Drawn in the current stream, by `rng`
+    (RandomState's `random_sample`, `standard_normal`, `randint`) if given, else the job's generator."""
+    rng = rng if rng is not None else generator(cp, seed)
 
     def draw(arg: ArgSpec, shape: tuple[int, ...]) -> Any:
         return _input_array(cp, arg, shape, rng)

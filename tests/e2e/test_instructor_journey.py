@@ -116,13 +116,14 @@ class InstructorJourneyTests(BrowserTestCase):
         lab_yaml = page.locator('details[data-path="lab.yaml"] textarea')
         fixed = lab_yaml.input_value().replace("entree:", "entry:")
         lab_yaml.fill(fixed.replace("[numba, cuda, triton]", "[numba, triton]"))
-        for path in (
-            "starter.cu",
-            "reference.cu",
-            "tests/syntax-error-cuda/submission.cu",
-            "tests/syntax-error-cuda/expected.yaml",
-        ):
-            page.check(f'details[data-path="{path}"] input[type=checkbox]')
+        # every CUDA C++ file goes with the language, and each CUDA C++ case's whole folder (vector-add has more
+        # than one, and may get more)
+        paths = page.eval_on_selector_all("details[data-path]", "ds => ds.map(d => d.dataset.path)")
+        cuda_cases = {p.rsplit("/", 1)[0] for p in paths if p.startswith("tests/") and p.endswith(".cu")}
+        assert {"starter.cu", "reference.cu"} <= set(paths) and "tests/syntax-error-cuda" in cuda_cases
+        for path in paths:
+            if path.endswith(".cu") or path.rsplit("/", 1)[0] in cuda_cases:
+                page.check(f'details[data-path="{path}"] input[type=checkbox]')
         page.click("#save")
         page.click("#validate")
         page.wait_for_selector("#validation, #form-error")
