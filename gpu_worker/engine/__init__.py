@@ -478,7 +478,7 @@ def _take_spare(backend: str, limits: Limits, extra: int, rehearsal: str | None 
 
 def _rehearsal(job: Job, backend: str, runs: list[dict[str, Any]]) -> str | None:
     """What the next spare rehearses on a GPU: this job's lab check at its sizes (never its source)."""
-    if backend != "cuda":
+    if backend != "cuda" or not spare.rehearses():
         return None
     return rehearsal.describe(job.exercise.harness, job.exercise.language, runs)
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import io
 import json
 import math
 import os
@@ -39,6 +40,7 @@ import tempfile
 import threading
 import time
 import traceback
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -391,12 +393,16 @@ def _rehearse(described: str | None, request_fd: int) -> list[str]:
     def interrupted() -> bool:
         return bool(select.select([request_fd], [], [], 0)[0])
 
+    said = io.StringIO()  # what the rehearsal writes (a warning) would otherwise reach the job's own output
     try:
-        backend = get_backend("cuda")
-        keep(backend)
-        return rehearsal.rehearse(backend, rehearsal.parse(described) if described else None, interrupted)
+        with warnings.catch_warnings(), contextlib.redirect_stderr(said), contextlib.redirect_stdout(said):
+            warnings.simplefilter("always")
+            backend = get_backend("cuda")
+            keep(backend)
+            problems = rehearsal.rehearse(backend, rehearsal.parse(described) if described else None, interrupted)
     except Exception as exc:  # the job does it all itself, as without a rehearsal
-        return ["".join(traceback.format_exception_only(type(exc), exc)).strip()[:300]]
+        problems = ["".join(traceback.format_exception_only(type(exc), exc)).strip()[:300]]
+    return problems + ([f"it wrote: {said.getvalue()[:300]}"] if said.getvalue() else [])
 
 
 def main(argv: list[str]) -> int:

@@ -32,6 +32,10 @@ warming one anyway kept the host's cores busy for nothing. Switch: `WARPLAB_SPAR
 `never`, or `auto` (the default): warm while any of the last `COMPILER_MEMORY` jobs needed a compile, and
 for a worker's first jobs.
 
+On a GPU a spare also rehearses, while it waits, the check of the lab its worker last served
+(`backends.rehearsal`: CuPy's kernels loaded on a capturing stream, nothing run on the GPU).
+Switch: `WARPLAB_SPARE_REHEARSAL=0` leaves the check out (the spare's other warm-ups stay).
+
 Spares belong to the process that started them, the one that runs the jobs
 (in Celery's prefork pool a child process: the first spare is started
 from `worker_process_init` there, the others from `run_job`): bwrap's
@@ -66,6 +70,7 @@ READY_TIMEOUT = 30.0  # how long a job waits for a spare that is still importing
 Key = tuple[str, str, int]
 _default = False
 COMPILER_ENV = "WARPLAB_SPARE_COMPILER"
+REHEARSAL_ENV = "WARPLAB_SPARE_REHEARSAL"
 COMPILER_MEMORY = 8  # jobs: a worker whose last 8 jobs compiled nothing warms no compiler for the next
 _compiles: collections.deque[bool] = collections.deque(maxlen=COMPILER_MEMORY)  # did each recent job compile?
 
@@ -86,6 +91,11 @@ def enabled() -> bool:
 def note_compile(needed: bool) -> None:
     """Whether this job needs the learner's compile process (a Numba source the compile cache lacks)."""
     _compiles.append(bool(needed))
+
+
+def rehearses() -> bool:
+    """Whether a GPU spare rehearses its worker's last lab's check (see the module); on unless switched off."""
+    return os.environ.get(REHEARSAL_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 def wants_compiler() -> bool:

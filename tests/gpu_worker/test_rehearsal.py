@@ -37,3 +37,16 @@ def test_nothing_is_rehearsed_without_expected_outputs_sizes_or_within_the_argv_
     assert len(json.loads(rehearsal.describe(VECTOR_ADD, "cuda", many) or "{}")["sizes"]) == rehearsal.MAX_SIZES
     huge = VECTOR_ADD.model_copy(update={"expected": {"c": "a + b" + " + 0 * a" * 3000}})
     assert rehearsal.describe(huge, "cuda", RUNS) is None
+
+
+def test_the_engine_describes_a_rehearsal_for_gpu_spares_only_and_not_when_switched_off(monkeypatch):
+    from gpu_worker import engine
+    from gpu_worker.isolation import spare
+    from gpu_worker.protocol import Job
+
+    job = Job(submission_id=1, exercise=find_lab("vector-add").exercise_ref("cuda"), source="")
+    monkeypatch.delenv(spare.REHEARSAL_ENV, raising=False)
+    assert json.loads(engine._rehearsal(job, "cuda", RUNS) or "{}")["sizes"] == [{"n": 4096}, {"n": 1 << 22}]
+    assert engine._rehearsal(job, "sim", RUNS) is None
+    monkeypatch.setenv(spare.REHEARSAL_ENV, "0")
+    assert engine._rehearsal(job, "cuda", RUNS) is None
