@@ -366,17 +366,16 @@ def _where_the_time_went(jobs: list[dict[str, Any]]) -> dict[str, Any]:
         },
         # size by size (the job's first size pays the process's first uses): the correctness work's hold of the
         # lock's shared kind (its phases before the timing) and the timing's exclusive hold
-        "shared_hold_by_size_s": [
-            _stats([sum(v for k, v in (t[i].get("host_phases_s") or {}).items() if k in SHARED_PHASES) for t in timed])
-            for i in range(max((len(t) for t in timed), default=0))
-            if all(len(t) > i for t in timed)
-        ],
-        "lock_held_by_size_s": [
-            _stats([t[i]["lock_held_seconds"] or 0 for t in timed])
-            for i in range(max((len(t) for t in timed), default=0))
-            if all(len(t) > i for t in timed)
-        ],
+        "shared_hold_by_size_s": _by_size(
+            timed, lambda size: sum(v for k, v in (size.get("host_phases_s") or {}).items() if k in SHARED_PHASES)
+        ),
+        "lock_held_by_size_s": _by_size(timed, lambda size: size["lock_held_seconds"] or 0),
     }
+
+
+def _by_size(timed: list[list[dict[str, Any]]], value: Any) -> list[dict[str, float] | None]:
+    """`value` of each job's i-th timed size, summarised for every index all jobs reached."""
+    return [_stats([value(t[i]) for t in timed]) for i in range(min((len(t) for t in timed), default=0))]
 
 
 SHARED_PHASES = ("inputs", "launch_and_check", "occupancy", "timed_inputs")  # `isolation.child._check_size`'s
