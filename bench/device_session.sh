@@ -11,7 +11,8 @@
 # files (each gpu test file in its own pytest, TEST_TIMEOUT 60 s by the thread method, which prints every
 # thread's stack and exits, with the process tree logged every 20 s to ps.log), pytest (PYTEST_ARGS, the same way),
 # pipeline (4 workers, 8 learners through Celery), pipeline8 (8 workers, 8 learners, 3 rounds one at a time first;
-# pipeline8-unique: no two sources alike; pipeline8-before: checks beside timings, as before the shared GPU lock;
+# pipeline8-unique: no two sources alike; pipeline8-checks-alone: correctness work takes the GPU lock
+# exclusively instead of shared (WARPLAB_CHECKS_ALONE=1); pipeline8-before: checks beside timings, as before the shared GPU lock;
 # pipeline8-warm-compiler: every spare warms the learner's compile process, as before `spare.wants_compiler`;
 # pipeline8-baseline: pipeline8 on the tree in baseline.tar, `git archive COMMIT -o baseline.tar`, carried too),
 # check-labs (every lab's samples on the GPU, 4 side by side; each case with its goals measured in
@@ -95,6 +96,9 @@ step() {
                     step pipeline8-baseline 200 150 sh -c 'cd .baseline && python3 bench/pipeline.py --workers 8 \
                         --learners 8 --load-seconds 75 --rounds 3 --deadline 40 --job-timeout 40 --out '"$WORK"'/load8-baseline'
                 else echo "== pipeline8-baseline: no baseline.tar carried"; fi ;;
+            pipeline8-checks-alone) step pipeline8-checks-alone 200 150 env WARPLAB_CHECKS_ALONE=1 \
+                python3 bench/pipeline.py --workers 8 --learners 8 --load-seconds 75 --rounds 3 --deadline 40 \
+                --job-timeout 40 --out "$WORK/load8-alone" ;;
             pipeline8-warm-compiler) step pipeline8-warm-compiler 200 150 env WARPLAB_SPARE_COMPILER=always \
                 python3 bench/pipeline.py --workers 8 --learners 8 --load-seconds 75 --rounds 3 --deadline 40 \
                 --job-timeout 40 --out "$WORK/load8w" ;;

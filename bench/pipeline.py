@@ -598,6 +598,7 @@ def main(argv: list[str] | None = None) -> int:
         "spare": "worker default" if args.spare == "auto" else args.spare,
         "web_concurrency": args.web_concurrency,
         "checks_beside_timings": args.checks_beside_timings,
+        "checks_alone": os.environ.get("WARPLAB_CHECKS_ALONE") == "1",  # gpu_lock.CHECKS_ALONE_ENV, set by the caller
         "first_after_s": args.first_after,
         "think_s": args.think,
         "load_before": os.getloadavg(),

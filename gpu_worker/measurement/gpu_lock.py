@@ -17,6 +17,8 @@ The gate and the lock are two bytes of one file, locked with open-file-descripti
 does, so a child that dies releases it. Where the kernel lacks them (EINVAL), a timing takes one
 `flock` and correctness work takes nothing, as before the shared kind existed.
 
+`WARPLAB_CHECKS_ALONE=1` makes correctness work take the lock exclusively too (see `CHECKS_ALONE_ENV`).
+
 The lock file lives in the worker's own /tmp, which a sandboxed child does not see (it gets a
 private /tmp), so the worker opens it and hands the child an inherited descriptor
 (`WARPLAB_GPU_LOCK_FD`). Outside a sandbox (benchmarks, the command line) `GpuLock` opens the
@@ -49,6 +51,12 @@ LOCK_FD_ENV = "WARPLAB_GPU_LOCK_FD"
 # "1": correctness work takes no lock and may run inside timings, as before the shared kind (run 22). For the
 # side-by-side benchmark only (bench/pipeline.py --checks-beside-timings); the sandbox passes it through.
 CHECKS_BESIDE_TIMINGS_ENV = "WARPLAB_CHECKS_BESIDE_TIMINGS"
+# "1": correctness work takes the lock exclusively, alone on the GPU like a timing. Without MPS the processes
+# sharing a GPU are time-sliced, not concurrent: under 8 learners a later size's correctness work held the shared
+# kind 0.066 s where it takes 0.003 s alone (run 25), each of its waits for the GPU queued behind the other
+# contexts' time slices. Alone, a hold is the work itself; the holds queue instead of slicing. A side-by-side
+# switch until a GPU run says which is faster (bench/device_session.sh, step pipeline8-checks-alone).
+CHECKS_ALONE_ENV = "WARPLAB_CHECKS_ALONE"
 
 GATE, MAIN = 0, 1  # the bytes of the lock file that stand for the gate and the lock
 STAMP = 8  # bytes 8..15: CLOCK_MONOTONIC (one clock for every process of the host) when a timing last let go
@@ -186,7 +194,7 @@ def _file_key(fd: int) -> tuple[int, int, int]:
 
 
 @contextmanager
-def _holding(fd: int, kind: str, timeout: float) -> Iterator[float]:
+def _holding(fd: int, kind: str, timeout: float, stamps: bool = True) -> Iterator[float]:
     key = _file_key(fd)
     with _HELD_GUARD:
         held = _HELD.get(key)
@@ -212,7 +220,7 @@ def _holding(fd: int, kind: str, timeout: float) -> Iterator[float]:
     finally:
         with _HELD_GUARD:
             del _HELD[key]
-        if kind == EXCLUSIVE:
+        if kind == EXCLUSIVE and stamps:  # a timing let go (correctness work alone is no timing)
             _write_stamp(fd)
         release()
 
@@ -269,9 +277,10 @@ def _take(fd: int, kind: str, timeout: float) -> Callable[[], None]:
 
 
 @contextmanager
-def locked(fd: int, timeout: float = 60.0, kind: str = EXCLUSIVE) -> Iterator[float]:
-    """Hold the lock on `fd` for the block (exclusively unless `kind` is SHARED); yields how long we waited."""
-    with _holding(fd, kind, timeout) as waited:
+def locked(fd: int, timeout: float = 60.0, kind: str = EXCLUSIVE, stamps: bool = True) -> Iterator[float]:
+    """Hold the lock on `fd` for the block (exclusively unless `kind` is SHARED); yields how long we waited.
+    `stamps`: an exclusive hold stamps its end in the file (`last_timing_end`)."""
+    with _holding(fd, kind, timeout, stamps) as waited:
         yield waited
 
 
@@ -282,10 +291,10 @@ class GpuLock:
         self.path = lock_path(uuid, directory)
 
     @contextmanager
-    def hold(self, timeout: float = 60.0, kind: str = EXCLUSIVE) -> Iterator[float]:
+    def hold(self, timeout: float = 60.0, kind: str = EXCLUSIVE, stamps: bool = True) -> Iterator[float]:
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            with locked(fd, timeout, kind) as waited:
+            with locked(fd, timeout, kind, stamps) as waited:
                 yield waited
         finally:
             os.close(fd)
@@ -304,12 +313,21 @@ def sharing_lock(uuid: str, timeout: float = 60.0) -> Iterator[float]:
     if os.environ.get(CHECKS_BESIDE_TIMINGS_ENV) == "1":
         yield 0.0
         return
+    if checks_alone():
+        with _lock(uuid, timeout, EXCLUSIVE, stamps=False) as waited:
+            yield waited
+        return
     with _lock(uuid, timeout, SHARED) as waited:
         yield waited
 
 
+def checks_alone() -> bool:
+    """Whether correctness work takes the lock exclusively (`CHECKS_ALONE_ENV`)."""
+    return os.environ.get(CHECKS_ALONE_ENV) == "1"
+
+
 @contextmanager
-def _lock(uuid: str, timeout: float, kind: str) -> Iterator[float]:
+def _lock(uuid: str, timeout: float, kind: str, stamps: bool = True) -> Iterator[float]:
     fd_text = os.environ.get(LOCK_FD_ENV)
     if fd_text and fd_text.isdigit():
         try:
@@ -317,10 +335,10 @@ def _lock(uuid: str, timeout: float, kind: str) -> Iterator[float]:
         except OSError:
             fd_text = None
         else:
-            with locked(int(fd_text), timeout, kind) as waited:
+            with locked(int(fd_text), timeout, kind, stamps) as waited:
                 yield waited
             return
-    with GpuLock(uuid).hold(timeout, kind) as waited:
+    with GpuLock(uuid).hold(timeout, kind, stamps) as waited:
         yield waited
 
 

@@ -228,3 +228,18 @@ def test_a_timing_s_release_is_stamped_for_the_next_exclusive_holder_in_another_
     assert before < seen < time.monotonic()
     with gpu_lock.GpuLock("GPU-t", str(tmp_path)).hold(timeout=1):  # a GPU no timing has let go of yet
         assert gpu_lock.last_timing_end() == -float("inf")
+
+
+def test_the_checks_alone_switch_keeps_other_checks_out_and_stamps_no_timing(tmp_path, monkeypatch):
+    import time
+
+    monkeypatch.setenv(gpu_lock.LOCK_DIR_ENV, str(tmp_path))
+    monkeypatch.setenv(gpu_lock.CHECKS_ALONE_ENV, "1")
+    before = time.monotonic()
+    with gpu_lock.sharing_lock("GPU-a", timeout=1):
+        assert _try_in_a_process(tmp_path, "GPU-a", "shared", 0.3) == "timed out"  # alone, not shared
+    with gpu_lock.GpuLock("GPU-a", str(tmp_path)).hold(timeout=1):
+        assert gpu_lock.last_timing_end() < before  # a check alone is no timing: the next warm-up stays whole
+    monkeypatch.delenv(gpu_lock.CHECKS_ALONE_ENV)
+    with gpu_lock.sharing_lock("GPU-a", timeout=1):
+        assert _try_in_a_process(tmp_path, "GPU-a", "shared", 0.3) == "got it"
