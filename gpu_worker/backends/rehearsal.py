@@ -180,7 +180,7 @@ def rehearse(backend: Any, rehearsal: dict[str, Any] | None, interrupted: Callab
                 with _recorded_only(cp, stream):
                     step()
             except Exception as exc:
-                if not _capture_refusal(cp, exc):
+                if not _capture_refusal(exc):
                     problems.append(f"{name} at {check.sizes}: {type(exc).__name__}: {exc}"[:300])
                 if name != "compare":
                     break  # a step stopped early: the next ones lack its arrays
@@ -192,7 +192,7 @@ def rehearse(backend: Any, rehearsal: dict[str, Any] | None, interrupted: Callab
     return problems
 
 
-def _capture_refusal(cp: Any, exc: BaseException) -> bool:
+def _capture_refusal(exc: BaseException) -> bool:
     """Whether `exc` is a step refused because its stream was capturing: a read-back (CUDA's own error, or CuPy's
     'the current stream is capturing, so D2H transfers are disallowed'), the expected end of a step."""
     return "captur" in str(exc).lower()

@@ -36,7 +36,7 @@ def test_a_read_back_ends_its_step_and_the_stream_records_no_more(cp):
     stream = cp.cuda.Stream(non_blocking=True)
     with pytest.raises(Exception) as refused, rehearsal._recorded_only(cp, stream):
         int(cp.arange(10).sum())
-    assert rehearsal._capture_refusal(cp, refused.value)
+    assert rehearsal._capture_refusal(refused.value)
     assert not stream.is_capturing()
 
 
