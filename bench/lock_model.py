@@ -12,7 +12,11 @@ three shapes:
 - `together`: every size's correctness work in one shared hold, every size timed in one exclusive hold
   with its comparisons inside (built in the child on 2026-12-06 and taken out again when this model showed
   it no better: two long holds a job instead of nine shorter ones);
-- `beside`: correctness work takes no lock (run 22, `WARPLAB_CHECKS_BESIDE_TIMINGS=1`): the timings' queue alone.
+- `beside`: correctness work takes no lock (run 22, `WARPLAB_CHECKS_BESIDE_TIMINGS=1`): the timings' queue alone;
+- `alone`: correctness work takes the lock exclusively too (`WARPLAB_CHECKS_ALONE=1`), each size's three
+  holds exclusive. Its `--shared-per-size` is then the correctness work's length alone on the GPU, which the
+  model cannot derive from the shared shapes' (under 8 learners a later size's shared hold was 0.066 s, its
+  work alone 0.003 s: the contexts are time-sliced, which sleeps do not model).
 
 `--shared-per-size` replaces run 24's 0.151 s of correctness work a size (most of it host work inside the
 hold) to ask what shorter shared holds would do.
@@ -48,7 +52,7 @@ SHARED_PER_SIZE = 0.151  # inputs 0.085 + checked launches 0.186 + occupancy 0.0
 EXCLUSIVE_PER_SIZE = 0.054  # the lock held 0.162 s a job
 COMPARE_PER_SIZE = 0.010  # the timed launches' comparisons
 UNLOCKED_PER_JOB = 0.45  # compile and the verdict's tail in the worker, outside any hold
-SHAPES = ("six-passes", "per-size", "together", "beside")
+SHAPES = ("six-passes", "per-size", "together", "beside", "alone")
 
 
 def _holds(shape: str, shared: float = SHARED_PER_SIZE) -> list[tuple[str | None, float]]:
@@ -58,13 +62,14 @@ def _holds(shape: str, shared: float = SHARED_PER_SIZE) -> list[tuple[str | None
         holds.append((SHARED, SIZES * shared))
         holds.append((EXCLUSIVE, SIZES * (EXCLUSIVE_PER_SIZE + COMPARE_PER_SIZE)))
         return holds
+    checks = {"beside": None, "alone": EXCLUSIVE}.get(shape, SHARED)  # the kind correctness work takes
     for _ in range(SIZES):
         if shape == "six-passes":  # inputs, checked launch, two timed sets, their expected outputs
             holds += [(SHARED, shared / 5)] * 5
         else:
-            holds.append((None if shape == "beside" else SHARED, shared))
+            holds.append((checks, shared))
         holds.append((EXCLUSIVE, EXCLUSIVE_PER_SIZE))
-        holds.append((None if shape == "beside" else SHARED, COMPARE_PER_SIZE))
+        holds.append((checks, COMPARE_PER_SIZE))
     return holds
 
 

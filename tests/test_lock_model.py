@@ -24,8 +24,9 @@ def test_every_shape_times_alone_as_long_and_does_as_much_work(shape):
 
 def test_the_shapes_pass_the_lock_as_often_as_the_code_they_stand_for():
     passes = {shape: sum(k is not None for k, _ in lock_model._holds(shape)) for shape in lock_model.SHAPES}
-    assert passes == {"six-passes": 21, "per-size": 9, "together": 2, "beside": 3}
+    assert passes == {"six-passes": 21, "per-size": 9, "together": 2, "beside": 3, "alone": 9}
     assert _seconds(lock_model._holds("beside"), SHARED) == 0  # checks beside timings hold nothing
+    assert _seconds(lock_model._holds("alone"), SHARED) == 0  # checks alone hold the GPU exclusively
 
 
 def test_a_short_run_through_the_real_lock_counts_its_jobs():
