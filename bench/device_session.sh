@@ -108,7 +108,7 @@ step() {
                 --json '"$WORK"'/check-labs-cuda.json > '"$WORK"'/check-labs-cuda.txt 2>&1; rc=$?
                 cp '"$WORK"'/check-labs-cuda.json '"$OUT"'/ 2>/dev/null; tail -40 '"$WORK"'/check-labs-cuda.txt; exit $rc' ;;
             check-labs-ncu)  # one ncu launch per case, only its goals' counters; 4 cases side by side as above
-                step check-labs-ncu 240 150 env WARPLAB_NCU_KEEP="$WORK/ncu-logs" sh -c 'python3 -m gpu_worker \
+                step check-labs-ncu 500 150 env WARPLAB_NCU_KEEP="$WORK/ncu-logs" sh -c 'python3 -m gpu_worker \
                     check-labs --backend cuda --jobs 4 --ncu-goals --json '"$WORK"'/check-labs-cuda-ncu.json \
                     > '"$WORK"'/check-labs-cuda-ncu.txt 2>&1; rc=$?; tail -60 '"$WORK"'/check-labs-cuda-ncu.txt; exit $rc'
                 cp "$WORK/check-labs-cuda-ncu.json" "$OUT/" 2>/dev/null ;;  # after the step: also when its ceiling stopped it

@@ -54,8 +54,9 @@ CHECKS_BESIDE_TIMINGS_ENV = "WARPLAB_CHECKS_BESIDE_TIMINGS"
 # "1": correctness work takes the lock exclusively, alone on the GPU like a timing. Without MPS the processes
 # sharing a GPU are time-sliced, not concurrent: under 8 learners a later size's correctness work held the shared
 # kind 0.066 s where it takes 0.003 s alone (run 25), each of its waits for the GPU queued behind the other
-# contexts' time slices. Alone, a hold is the work itself; the holds queue instead of slicing. A side-by-side
-# switch until a GPU run says which is faster (bench/device_session.sh, step pipeline8-checks-alone).
+# contexts' time slices. Alone, a hold would be the work itself. Run 26 (H100) refused it: alone the holds still
+# took 30-48 ms a size (host work on a busy host, not time-slicing) and the jobs an hour fell from 8,829 to 8,421.
+# Kept for measuring again once a job's host work is shorter (bench/device_session.sh, step pipeline8-checks-alone).
 CHECKS_ALONE_ENV = "WARPLAB_CHECKS_ALONE"
 
 GATE, MAIN = 0, 1  # the bytes of the lock file that stand for the gate and the lock
