@@ -14,9 +14,10 @@ three shapes:
   it no better: two long holds a job instead of nine shorter ones);
 - `beside`: correctness work takes no lock (run 22, `WARPLAB_CHECKS_BESIDE_TIMINGS=1`): the timings' queue alone;
 - `alone`: correctness work takes the lock exclusively too (`WARPLAB_CHECKS_ALONE=1`), each size's three
-  holds exclusive. Its `--shared-per-size` is then the correctness work's length alone on the GPU, which the
-  model cannot derive from the shared shapes' (under 8 learners a later size's shared hold was 0.066 s, its
-  work alone 0.003 s: the contexts are time-sliced, which sleeps do not model).
+  holds exclusive. Its `--shared-per-size` is then the correctness work's length alone, which the model
+  cannot derive from the shared shapes' (under 8 learners a later size's shared hold was 0.066 s, the same
+  work on a quiet machine 0.003 s). Run 26 measured it on an H100: 0.030-0.048 s a size alone (host work on a
+  busy host), and fewer jobs an hour than shared (bench/results/2026-12-07-lock-model-alone.md).
 
 `--shared-per-size` replaces run 24's 0.151 s of correctness work a size (most of it host work inside the
 hold) to ask what shorter shared holds would do.
