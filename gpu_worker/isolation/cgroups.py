@@ -13,7 +13,9 @@ Where the worker may make one, in this order:
   holds processes, the worker's own cgroup included, unless it is the root);
 - cgroup v1 (the memory, pids and cpu hierarchies mounted under
   `/sys/fs/cgroup/<controller>`, as in a hybrid container): a folder in each,
-  under the worker's own cgroup there;
+  under the worker's own cgroup there, and one in cpuacct where it is mounted
+  apart (the job's CPU seconds: a PID namespace hides its processes from any
+  count by process tree);
 - neither: `available()` says None and the sandbox keeps only its rlimits
   (and says so in the job's sandbox description).
 
@@ -36,7 +38,9 @@ from pathlib import Path
 ROOT = Path("/sys/fs/cgroup")
 PARENT_ENV = "WARPLAB_CGROUP_PARENT"  # a delegated cgroup v2 folder (absolute, under /sys/fs/cgroup) for the jobs
 DISABLE_ENV = "WARPLAB_CGROUPS"  # "0": use rlimits only
-V1_CONTROLLERS = ("memory", "pids", "cpu")
+# cpuacct counts the job's CPU seconds (`cpu_seconds`) where it is mounted apart from cpu, as on the CI machine
+V1_CONTROLLERS = ("memory", "pids", "cpu", "cpuacct")
+V1_OPTIONAL = ("cpu", "cpuacct")  # without them CPU time is still bounded by RLIMIT_CPU, only not counted
 CPU_PERIOD_US = 100_000
 _names = itertools.count(1)
 
@@ -92,16 +96,20 @@ def _v2_parent() -> Path | None:
 
 def _v1_parents() -> dict[str, Path] | None:
     own = _own_paths()
-    parents = {}
+    parents: dict[str, Path] = {}
     for controller in V1_CONTROLLERS:
         mount = ROOT / controller
         if controller not in own or not (mount / "cgroup.procs").exists():
-            if controller == "cpu":
-                continue  # CPU time is still bounded by RLIMIT_CPU
+            if controller in V1_OPTIONAL:
+                continue
             return None
         parent = mount / own[controller].lstrip("/")
         if not _writable_dir(parent):
+            if controller in V1_OPTIONAL:
+                continue
             return None
+        if any(parent.resolve() == chosen.resolve() for chosen in parents.values()):
+            continue  # cpu and cpuacct mounted together ("cpu,cpuacct"): one folder serves both
         parents[controller] = parent
     return parents
 

@@ -105,3 +105,49 @@ def test_a_jobs_cpu_seconds_come_from_its_cgroup_on_either_version(tmp_path):
     (tmp_path / "v1-cpu" / "cpuacct.usage").write_text("1500000000\n")  # nanoseconds, where cpuacct shares cpu's
     assert v2.cpu_seconds() == 2.75
     assert v1.cpu_seconds() == 1.5
+
+
+@pytest.mark.parametrize("together", [True, False], ids=["cpu,cpuacct", "cpuacct apart"])
+def test_on_cgroup_v1_a_job_gets_a_cpuacct_folder_unless_cpu_s_is_the_same(tmp_path, monkeypatch, together):
+    for controller in ("memory", "pids", *(["cpu,cpuacct"] if together else ["cpu", "cpuacct"])):
+        (tmp_path / controller / "worker").mkdir(parents=True)
+        (tmp_path / controller / "cgroup.procs").write_text("")
+    if together:  # as systemd mounts them
+        (tmp_path / "cpu").symlink_to("cpu,cpuacct")
+        (tmp_path / "cpuacct").symlink_to("cpu,cpuacct")
+    monkeypatch.setattr(cgroups, "ROOT", tmp_path)
+    monkeypatch.setattr(cgroups, "_own_paths", lambda: dict.fromkeys(("memory", "pids", "cpu", "cpuacct"), "/worker"))
+    parents = cgroups._v1_parents()
+    assert parents is not None
+    assert set(parents) == {"memory", "pids", "cpu"} | (set() if together else {"cpuacct"})
+
+
+# A helper process burns CPU and is left running: it dies with the job's PID namespace, never reaped by the
+# learner's code. The module waits until the helper has used BURNT seconds, by the kernel's own count.
+BURNT = 0.6
+LEFT_RUNNING = f"""
+import os, subprocess, sys, time
+helper = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+def used():
+    fields = open(f"/proc/{{helper.pid}}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+while used() < {BURNT}:
+    time.sleep(0.02)
+print("helper used", used())
+"""
+
+
+@needs_bwrap
+def test_a_jobs_cpu_seconds_count_a_process_it_left_running(fresh_probe):
+    from engine_factories import alices_job, module_with, run
+
+    where = cgroups.available()
+    trial = cgroups.JobCgroup.create(where, 64 << 20, 8, 1.0) if where is not None else None
+    counts = trial is not None and trial.cpu_seconds() is not None
+    if trial is not None:
+        trial.remove()
+    if not counts:
+        pytest.skip("no cgroup here counts CPU time")
+    result = run(alices_job(module_with(LEFT_RUNNING), wall_seconds=20)).result
+    assert "helper used" in result.output, result.output
+    assert (result.sandbox or {}).get("cpu_seconds", 0) >= BURNT  # though the job's own processes never reaped it
