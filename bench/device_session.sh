@@ -33,6 +33,9 @@ WORK=/tmp/session; mkdir -p "$WORK"
 END=$(( $(date +%s) + ${1:?budget in seconds} )); shift
 
 left() { echo $(( END - $(date +%s) )); }
+# the load every pipeline8 step puts on the GPU: 8 workers, 8 learners for 75 s, 3 rounds one at a time first
+# (a later --rounds or --deadline overrides: argparse keeps the last)
+LOAD8=(python3 bench/pipeline.py --workers 8 --learners 8 --load-seconds 75 --rounds 3 --deadline 40 --job-timeout 40)
 # the gpu test files, the ones that failed or hung in run 19 first
 GPU_TEST_FILES="${GPU_TEST_FILES:-tests/gpu_worker/test_gpu_engine.py tests/gpu_worker/attacks/test_attack_gpu.py
     tests/gpu_worker/test_gpu_kernel_cache.py tests/gpu_worker/test_gpu_timing.py tests/gpu_worker/test_gpu_triton.py
@@ -86,24 +89,19 @@ step() {
                 --junitxml="$WORK/pytest-gpu.xml" ;;
             pipeline) step pipeline 200 150 python3 bench/pipeline.py --workers 4 --learners 8 --load-seconds 75 \
                 --rounds 1 --deadline 30 --job-timeout 40 --out "$WORK/load" ;;
-            pipeline8) step pipeline8 200 150 python3 bench/pipeline.py --workers 8 --learners 8 --load-seconds 75 \
-                --rounds 3 --deadline 40 --job-timeout 40 --out "$WORK/load8" ;;
-            pipeline8-before) step pipeline8-before 200 150 python3 bench/pipeline.py --workers 8 --learners 8 \
-                --load-seconds 75 --rounds 3 --deadline 40 --job-timeout 40 --checks-beside-timings --out "$WORK/load8b" ;;
+            pipeline8) step pipeline8 200 150 "${LOAD8[@]}" --out "$WORK/load8" ;;
+            pipeline8-before) step pipeline8-before 200 150 "${LOAD8[@]}" --checks-beside-timings --out "$WORK/load8b" ;;
             pipeline8-baseline)  # the same load on another commit's tree, for a side by side on this very GPU
                 if [ -f baseline.tar ]; then
                     rm -rf .baseline && mkdir .baseline && tar xf baseline.tar -C .baseline
-                    step pipeline8-baseline 200 150 sh -c 'cd .baseline && python3 bench/pipeline.py --workers 8 \
-                        --learners 8 --load-seconds 75 --rounds 3 --deadline 40 --job-timeout 40 --out '"$WORK"'/load8-baseline'
+                    step pipeline8-baseline 200 150 env -C .baseline "${LOAD8[@]}" --out "$WORK/load8-baseline"
                 else echo "== pipeline8-baseline: no baseline.tar carried"; fi ;;
-            pipeline8-checks-alone) step pipeline8-checks-alone 200 150 env WARPLAB_CHECKS_ALONE=1 \
-                python3 bench/pipeline.py --workers 8 --learners 8 --load-seconds 75 --rounds 3 --deadline 40 \
-                --job-timeout 40 --out "$WORK/load8-alone" ;;
+            pipeline8-checks-alone) step pipeline8-checks-alone 200 150 env WARPLAB_CHECKS_ALONE=1 "${LOAD8[@]}" \
+                --out "$WORK/load8-alone" ;;
             pipeline8-warm-compiler) step pipeline8-warm-compiler 200 150 env WARPLAB_SPARE_COMPILER=always \
-                python3 bench/pipeline.py --workers 8 --learners 8 --load-seconds 75 --rounds 3 --deadline 40 \
-                --job-timeout 40 --out "$WORK/load8w" ;;
-            pipeline8-unique) step pipeline8-unique 200 150 python3 bench/pipeline.py --workers 8 --learners 8 \
-                --load-seconds 75 --rounds 1 --deadline 30 --job-timeout 40 --unique-sources --out "$WORK/load8u" ;;
+                "${LOAD8[@]}" --out "$WORK/load8w" ;;
+            pipeline8-unique) step pipeline8-unique 200 150 "${LOAD8[@]}" --rounds 1 --deadline 30 --unique-sources \
+                --out "$WORK/load8u" ;;
             check-labs) step check-labs 240 90 sh -c 'python3 -m gpu_worker check-labs --backend cuda --jobs 4 \
                 --json '"$WORK"'/check-labs-cuda.json > '"$WORK"'/check-labs-cuda.txt 2>&1; rc=$?
                 cp '"$WORK"'/check-labs-cuda.json '"$OUT"'/ 2>/dev/null; tail -40 '"$WORK"'/check-labs-cuda.txt; exit $rc' ;;

@@ -42,6 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench import host_cpu  # noqa: E402
+from gpu_worker.measurement import gpu_lock  # noqa: E402
 
 EXERCISE = "vector-add"
 FINAL = ("done", "error")
@@ -598,7 +599,7 @@ def main(argv: list[str] | None = None) -> int:
         "spare": "worker default" if args.spare == "auto" else args.spare,
         "web_concurrency": args.web_concurrency,
         "checks_beside_timings": args.checks_beside_timings,
-        "checks_alone": os.environ.get("WARPLAB_CHECKS_ALONE") == "1",  # gpu_lock.CHECKS_ALONE_ENV, set by the caller
+        "checks_alone": gpu_lock.checks_alone(),  # WARPLAB_CHECKS_ALONE, set by the caller
         "first_after_s": args.first_after,
         "think_s": args.think,
         "load_before": os.getloadavg(),
@@ -609,9 +610,7 @@ def main(argv: list[str] | None = None) -> int:
     services: list[Service] = []
     worker_env = dict(os.environ)  # before the web's variables: the worker gets no database or secret key
     if args.checks_beside_timings:
-        from gpu_worker.measurement.gpu_lock import CHECKS_BESIDE_TIMINGS_ENV
-
-        worker_env[CHECKS_BESIDE_TIMINGS_ENV] = "1"
+        worker_env[gpu_lock.CHECKS_BESIDE_TIMINGS_ENV] = "1"
     code = 1
     try:
         redis_url = args.redis_url

@@ -99,12 +99,8 @@ def _v1_parents() -> dict[str, Path] | None:
     parents: dict[str, Path] = {}
     for controller in V1_CONTROLLERS:
         mount = ROOT / controller
-        if controller not in own or not (mount / "cgroup.procs").exists():
-            if controller in V1_OPTIONAL:
-                continue
-            return None
-        parent = mount / own[controller].lstrip("/")
-        if not _writable_dir(parent):
+        parent = mount / own[controller].lstrip("/") if controller in own else None
+        if parent is None or not (mount / "cgroup.procs").exists() or not _writable_dir(parent):
             if controller in V1_OPTIONAL:
                 continue
             return None

@@ -82,9 +82,14 @@ def set_default(enabled: bool) -> None:
 
 
 def enabled() -> bool:
-    value = os.environ.get(ENV)
+    return _switch(ENV, _default)
+
+
+def _switch(name: str, default: bool) -> bool:
+    """An on/off variable: `default` when unset; "0", "", "false", "no" and "off" are off."""
+    value = os.environ.get(name)
     if value is None:
-        return _default
+        return default
     return value.strip().lower() not in ("0", "", "false", "no", "off")
 
 
@@ -95,7 +100,7 @@ def note_compile(needed: bool) -> None:
 
 def rehearses() -> bool:
     """Whether a GPU spare rehearses its worker's last lab's check (see the module); on unless switched off."""
-    return os.environ.get(REHEARSAL_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+    return _switch(REHEARSAL_ENV, True)
 
 
 def wants_compiler() -> bool:
