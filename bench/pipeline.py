@@ -217,7 +217,12 @@ async def run_one(user: Any, language: str, source: str, timeout: float) -> dict
     record["status"] = done.status
     record["elapsed_s"] = result.get("elapsed_seconds")
     record["warm_start"] = bool((result.get("sandbox") or {}).get("warm_start"))
-    record["sandbox_cpu_s"] = (result.get("sandbox") or {}).get("cpu_seconds")  # its cgroup's, warm-up included
+    sandbox = result.get("sandbox") or {}
+    # its cgroup's count, or its processes' at the final message (`isolation.tree_cpu`); a spare's warm-up included
+    record["sandbox_cpu_s"] = sandbox.get("cpu_seconds")
+    record["sandbox_cpu_counted_by"] = sandbox.get("cpu_counted_by")
+    record["warm_up_cpu_s"] = sandbox.get("warm_up_cpu_seconds")  # the spare's whole tree at the hand-over
+    record["warm_up_steps_cpu_s"] = sandbox.get("warm_up_steps_cpu_s") or {}  # the spare's own count, by step
     record["figures"] = len(result.get("figures") or [])
     sizes = (result.get("timing") or {}).get("sizes") or []
     record["timed_sizes"] = [  # where the job's timing went, size by size (the measuring process's clock)
@@ -353,6 +358,12 @@ def _where_the_time_went(jobs: list[dict[str, Any]]) -> dict[str, Any]:
         "gpu_per_job_s": _stats([sum(s["gpu_seconds"] or 0 for s in t) for t in timed]),
         # the CPU a job's sandbox used, its spare's warm-up and compile process included (where cgroups count it)
         "sandbox_cpu_per_job_s": _stats([j["sandbox_cpu_s"] for j in jobs if j.get("sandbox_cpu_s") is not None]),
+        "sandbox_cpu_counted_by": sorted({j.get("sandbox_cpu_counted_by") or "" for j in jobs} - {""}),
+        "warm_up_cpu_per_job_s": _stats([j["warm_up_cpu_s"] for j in jobs if j.get("warm_up_cpu_s") is not None]),
+        "warm_up_steps_cpu_per_job_s": {
+            step: _stats([j["warm_up_steps_cpu_s"].get(step, 0.0) for j in jobs if j.get("warm_up_steps_cpu_s")])
+            for step in sorted({k for j in jobs for k in (j.get("warm_up_steps_cpu_s") or {})})
+        },
         "samples_per_size": _stats([s["repeats"] for s in sizes if s.get("repeats")]),
         "stop_reasons": dict(collections.Counter(s.get("stop_reason") for s in sizes)),
         # the job's stretches as its viewer saw them: compile, the checks, the timings, the verdict's tail
@@ -529,6 +540,15 @@ def write_report(out: Path, report: dict[str, Any]) -> str:
             lines += [
                 f"| {name} | {row['cpu_s']} | {row['cores']} | {row['per_job_s']} |"
                 for name, row in load["host_cpu"].items()
+            ]
+        went = load.get("where_the_time_went") or {}
+        if went.get("sandbox_cpu_per_job_s"):
+            steps = ", ".join(f"{k} {(v or {}).get('p50')}" for k, v in went["warm_up_steps_cpu_per_job_s"].items())
+            lines += [
+                "",
+                f"A job's sandbox CPU seconds ({', '.join(went['sandbox_cpu_counted_by'])}): "
+                f"{went['sandbox_cpu_per_job_s']}; of them its spare's warm-up, at the hand-over: "
+                f"{went['warm_up_cpu_per_job_s']}; the spare's own count by step, p50: {steps or 'none'}.",
             ]
     bad = report.get("not_accepted") or []
     lines += ["", f"Verdicts: {report.get('accepted', 0)} of {report.get('job_count', 0)} accepted."]

@@ -270,9 +270,11 @@ def _run(job: Job, outcome: Outcome, start: _Started, uid: int | None, module_ru
     state = judge.state
     if judge.kept and state.compile is not None and state.verdict not in ("compile_error", "rejected"):
         compile_cache.store(judge.compile_key, judge.kept)
-    if run is not None:  # what the sandbox itself knows of the job: its uid, its cgroup's peak memory and CPU
-        known = ("uid", "memory_peak_mb", "cpu_seconds")
+    if run is not None:  # what the sandbox itself knows of the job: its uid, its peak memory and CPU seconds
+        known = ("uid", "memory_peak_mb", "cpu_seconds", "cpu_counted_by", "warm_up_cpu_seconds")
         outcome.sandbox = {**outcome.sandbox, **{k: run.info[k] for k in known if k in run.info}}
+        if judge.warm_up_cpu_s:  # the spare's word on its warm-up's steps: a benchmark's breakdown, judged by nothing
+            outcome.sandbox["warm_up_steps_cpu_s"] = judge.warm_up_cpu_s
     if spare.enabled():
         outcome.sandbox = {**outcome.sandbox, "warm_start": warm is not None}
     return _Ran(judge, run, malformed, late)

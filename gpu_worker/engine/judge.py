@@ -80,6 +80,7 @@ class Judge:
         self.keeps_listing = False  # the CPU tier keeps every language's SASS listing (`_listing_kept`)
         self.trusts_compile_facts = False  # the same child's registers and spills; else the engine's ptxas
         self.budget = Budget(len(runs))
+        self.warm_up_cpu_s: dict[str, float] = {}  # a spare's own count by warm-up step (`hello`), for benchmarks
 
     def __call__(self, message: dict[str, Any]) -> None:
         self.budget.count(message["type"])  # OverBudget past an honest child's count of this type
@@ -99,6 +100,9 @@ class Judge:
         if self.gpu is not None and self.gpu.handle(message):
             return
         if kind == "hello":  # its uid is the child's word; the job's uid is the one the engine leased
+            # a spare's CPU seconds by warm-up step: its own count, made before any learner code was in it
+            steps = message.get("warm_up_cpu_s") or {}
+            self.warm_up_cpu_s = {str(k)[:40]: round(float(v), 4) for k, v in list(steps.items())[:8]}
             if self.trusts_checks and message.get("rehearsal_problems"):  # the measuring process, before its job
                 log.warning("spare's rehearsal warmed only in part: %s", list(message["rehearsal_problems"])[:5])
         elif kind == "compiled":

@@ -322,6 +322,19 @@ def _correctness(backend: Any, profile: Any) -> contextlib.AbstractContextManage
     return backend.correctness()
 
 
+WARM_UP_CPU_S: dict[str, float] = {}  # a spare's CPU seconds by warm-up step (this process's own), for `hello`
+
+
+@contextlib.contextmanager
+def _step(name: str) -> Any:
+    """Count this process's CPU seconds in the block as the warm-up step `name` (`WARM_UP_CPU_S`)."""
+    clock = time.process_time()
+    try:
+        yield
+    finally:
+        WARM_UP_CPU_S[name] = round(WARM_UP_CPU_S.get(name, 0.0) + time.process_time() - clock, 4)
+
+
 def _warm_up(backend: str, compiler: bool = True) -> str:
     """A spare's imports (and, for cuda, its CUDA context): done before its job's request arrives; with
     `compiler`, the learner's compile process started warm too (`spare.wants_compiler` decides).
@@ -329,36 +342,43 @@ def _warm_up(backend: str, compiler: bool = True) -> str:
     Returns what failed, in words ('' when nothing did): the job then does it itself, and shows any
     real fault; the worker logs the spare's problem, which would otherwise go unseen.
     """
-    import gpu_worker.backends.base  # noqa: F401
-    import gpu_worker.exercise.inputs  # noqa: F401
-    import gpu_worker.exercise.launch  # noqa: F401
-    import gpu_worker.protocol  # noqa: F401
+    with _step("engine imports"):
+        import gpu_worker.backends.base  # noqa: F401
+        import gpu_worker.exercise.inputs  # noqa: F401
+        import gpu_worker.exercise.launch  # noqa: F401
+        import gpu_worker.protocol  # noqa: F401
 
     if backend == "sim":
         # Not Numba's simulator any more (the executor runs every kernel): its import, the heaviest of the
         # warm-up, took the CPU from the job running beside it on the CPU tier's 2 cores.
-        import gpu_worker.backends.sim  # noqa: F401
-        import gpu_worker.ptx.executor  # noqa: F401
-        from gpu_worker.backends import compile_server
-
-        if compiler:
-            compile_server.start_spare()  # the real compiler, warm, in a process of its own
-    elif backend == "cuda":
-        try:
-            from gpu_worker.measurement import kernel_cache
-
-            kernel_cache.prepare()  # before CuPy is imported: its cache backend is built once per process
-            import gpu_worker.backends.cuda  # noqa: F401
+        with _step("backend imports"):
+            import gpu_worker.backends.sim  # noqa: F401
+            import gpu_worker.ptx.executor  # noqa: F401
             from gpu_worker.backends import compile_server
 
+        if compiler:
+            with _step("compile process started"):
+                compile_server.start_spare()  # the real compiler, warm, in a process of its own
+    elif backend == "cuda":
+        try:
+            with _step("backend imports"):
+                from gpu_worker.measurement import kernel_cache
+
+                kernel_cache.prepare()  # before CuPy is imported: its cache backend is built once per process
+                import gpu_worker.backends.cuda  # noqa: F401
+                from gpu_worker.backends import compile_server
+
             if compiler:
-                compile_server.start_spare()  # the learner's compile process, warm; it starts while CUDA does
-            import cupy
+                with _step("compile process started"):
+                    compile_server.start_spare()  # the learner's compile process, warm; it starts while CUDA does
+            with _step("backend imports"):
+                import cupy
+            with _step("CUDA context"):
+                cupy.cuda.runtime.free(0)  # creates the device's primary context
+            with _step("timing harness"):
+                from gpu_worker.measurement.timing import compile_harness
 
-            cupy.cuda.runtime.free(0)  # creates the device's primary context
-            from gpu_worker.measurement.timing import compile_harness
-
-            compile_harness(cupy)  # our own kernel, before any learner's code is in this process
+                compile_harness(cupy)  # our own kernel, before any learner's code is in this process
         except Exception as exc:
             return "".join(traceback.format_exception_only(type(exc), exc)).strip()[:500]
     return ""
@@ -376,7 +396,8 @@ def _become_spare(argv: list[str], writer: MessageWriter, request_fd: int) -> li
     problems: list[str] = []
     if backend == "cuda" and not problem:
         described = next((o.partition("=")[2] for o in options if o.startswith("rehearse=")), None)
-        problems = _rehearse(described, request_fd)
+        with _step("rehearsal"):
+            problems = _rehearse(described, request_fd)
     used = resource.getrusage(resource.RUSAGE_SELF)
     limit = math.ceil(used.ru_utime + used.ru_stime) + cpu_seconds
     _, hard = resource.getrlimit(resource.RLIMIT_CPU)
@@ -422,7 +443,8 @@ def main(argv: list[str]) -> int:
             os.environ[UNCHECKED_ENV] = "1"
         _drop_privileges(request.get("drop_uid"), request.get("drop_gid"))
         hello = {"type": "hello", "pid": os.getpid(), "uid": os.getuid(), "gid": os.getgid()}
-        writer.send({**hello, **({"rehearsal_problems": warming} if warming else {})})
+        hello.update({"rehearsal_problems": warming} if warming else {})
+        writer.send({**hello, **({"warm_up_cpu_s": WARM_UP_CPU_S} if WARM_UP_CPU_S else {})})
         child = _Child(writer, request)
         child.run()
     except BaseException as exc:  # our failure, not the learner's: say so plainly

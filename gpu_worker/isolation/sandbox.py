@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpu_worker.isolation import cgroups, placement, syscall_filter, uid_pool
+from gpu_worker.isolation import cgroups, placement, syscall_filter, tree_cpu, uid_pool
 from gpu_worker.isolation.wire import MessageReader
 from gpu_worker.measurement import kernel_cache
 from gpu_worker.protocol import Limits
@@ -491,13 +491,29 @@ class _Session:
         if self.cgroup is not None:  # the job's facts, then nothing of it left: processes, folders
             self.oom_kills = self.cgroup.oom_kills()
             self.peak_memory = self.cgroup.peak_memory_bytes()
-            self.cpu_seconds = self.cgroup.cpu_seconds()
+            if (counted := self.cgroup.cpu_seconds()) is not None:
+                self.cpu_seconds, self.cpu_counted_by = counted, "cgroup"
             self.cgroup.remove()
             self.cgroup = None
+
+    def cpu_so_far(self) -> float | None:
+        """The job's CPU seconds until now: its cgroup's count, else its living process tree's (`tree_cpu`)."""
+        if self.cgroup is not None and (counted := self.cgroup.cpu_seconds()) is not None:
+            return counted
+        return tree_cpu.cpu_seconds(self.proc.pid)
+
+    def count_cpu_at_final(self) -> None:
+        """Where no cgroup counts the job's CPU (`stop` reads it there, teardown included), its process tree's
+        count now, at its final message, while every process is still alive to be read."""
+        if self.cgroup is None or self.cgroup.cpu_seconds() is None:
+            self.cpu_seconds = tree_cpu.cpu_seconds(self.proc.pid)
+            self.cpu_counted_by = "processes at the final message"
 
     oom_kills = 0
     peak_memory: int | None = None
     cpu_seconds: float | None = None
+    cpu_counted_by = ""
+    warm_up_cpu_seconds: float | None = None  # a spare's, at the hand-over (imports, CUDA context, rehearsal)
 
 
 @dataclass
@@ -642,6 +658,7 @@ def _run(
         )
     else:
         started = time.monotonic()  # the hand-over: a spare's wall clock counts from here, not from its start
+        spare.session.warm_up_cpu_seconds = spare.session.cpu_so_far()
     the_plan, session, req_w, msg_r, info_r = spare.plan, spare.session, spare.req_w, spare.msg_r, spare.info_r
     job_uid = uid if the_plan.drop_uid is not None and uid is not None else the_plan.drop_uid
     request = {**request, "drop_uid": job_uid, "drop_gid": job_uid}
@@ -693,6 +710,7 @@ def _run(
                         on_message(message)
                         if message["type"] in final_types and not final_seen:
                             final_seen = True
+                            session.count_cpu_at_final()
                             deadline = min(deadline, time.monotonic() + grace_seconds)
                             if on_final is not None:
                                 on_final(_so_far(session, out_fd, limits.output_bytes, started, the_plan, job_uid))
@@ -708,6 +726,9 @@ def _run(
         info["memory_peak_mb"] = round(session.peak_memory / 2**20, 1)
     if session.cpu_seconds is not None:
         info["cpu_seconds"] = round(session.cpu_seconds, 3)
+        info["cpu_counted_by"] = session.cpu_counted_by
+    if session.warm_up_cpu_seconds is not None:
+        info["warm_up_cpu_seconds"] = round(session.warm_up_cpu_seconds, 3)
     return SandboxRun(
         returncode=session.proc.returncode,
         timed_out=timed_out,
