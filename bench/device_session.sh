@@ -22,7 +22,8 @@
 # each case ends; ncu's raw CSVs kept in $WORK/ncu-logs), stability (timing CV and
 # do_bench side by side), goals-new / goals-old (bench/curriculum_goals.py), mps (bench/device_mps.sh, whose
 # trap always quits its MPS daemon), ladder (bench/softmax_ladder.py, module 4's softmax at every rung, into
-# $WORK/ladder, its JSON and table copied to $OUT). The first argument is the call's budget in seconds. A step is skipped
+# $WORK/ladder, its JSON and table copied to $OUT), child-profile (bench/child_profile.py: warm vector-add jobs, each
+# sandbox's CPU seconds and its measuring child's cProfile, child-profile.md copied to $OUT). The first argument is the call's budget in seconds. A step is skipped
 # when less than its floor is left. Everything is written under /tmp/session and packed after every step into
 # $OUT/session.tgz, beside $OUT/stdout.txt and $OUT/calibration.json (the tool brings back 8 files at most).
 source bench/device_setup.sh || exit 1
@@ -110,6 +111,8 @@ step() {
                     check-labs --backend cuda --jobs 4 --ncu-goals --json '"$WORK"'/check-labs-cuda-ncu.json \
                     > '"$WORK"'/check-labs-cuda-ncu.txt 2>&1; rc=$?; tail -60 '"$WORK"'/check-labs-cuda-ncu.txt; exit $rc'
                 cp "$WORK/check-labs-cuda-ncu.json" "$OUT/" 2>/dev/null ;;  # after the step: also when its ceiling stopped it
+            child-profile) step child-profile 90 40 sh -c 'python3 bench/child_profile.py --out '"$WORK"'/child-profile \
+                && cp '"$WORK"'/child-profile/child-profile.md '"$OUT"'/' ;;
             stability) step stability 130 60 python3 bench/gpu_engine.py --sections stability --out "$WORK/engine" ;;
             goals-new) step goals-new 220 60 python3 bench/curriculum_goals.py --backend cuda \
                 --out "$WORK/goals-new.json" occupancy mixed-precision matmul-register-tiles ;;

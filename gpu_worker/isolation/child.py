@@ -426,6 +426,28 @@ def _rehearse(described: str | None, request_fd: int) -> list[str]:
     return problems + ([f"it wrote: {said.getvalue()[:300]}"] if said.getvalue() else [])
 
 
+PROFILE_ENV = "WARPLAB_CHILD_PROFILE"  # "N": the job's N costliest functions by own CPU, printed to its output
+
+
+def _profiled(work: Any) -> None:
+    """`work()`, under cProfile when the worker asks (`PROFILE_ENV`, a benchmark's switch: bench/child_profile.py);
+    the profile is printed to stderr, which is the job's output."""
+    top = os.environ.get(PROFILE_ENV, "")
+    if not top.isdigit():
+        work()
+        return
+    import cProfile
+    import pstats
+
+    profile = cProfile.Profile(time.process_time)  # CPU seconds, not the wall's waits on the GPU or the lock
+    try:
+        profile.runcall(work)
+    finally:
+        print(f"--- the child's profile (CPU seconds, {PROFILE_ENV}={top}) ---", file=sys.stderr)
+        pstats.Stats(profile, stream=sys.stderr).sort_stats("tottime").print_stats(int(top))
+        pstats.Stats(profile, stream=sys.stderr).sort_stats("cumulative").print_stats(int(top))
+
+
 def main(argv: list[str]) -> int:
     request_fd, message_fd = int(argv[0]), int(argv[1])
     os.set_inheritable(message_fd, False)  # compilers and learners' subprocesses do not get it
@@ -446,7 +468,7 @@ def main(argv: list[str]) -> int:
         hello.update({"rehearsal_problems": warming} if warming else {})
         writer.send({**hello, **({"warm_up_cpu_s": WARM_UP_CPU_S} if WARM_UP_CPU_S else {})})
         child = _Child(writer, request)
-        child.run()
+        _profiled(child.run)
     except BaseException as exc:  # our failure, not the learner's: say so plainly
         if "child" in locals():
             child.leave_if_forked()

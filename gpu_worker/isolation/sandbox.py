@@ -72,6 +72,7 @@ PASSED_THROUGH = (
     "NVIDIA_VISIBLE_DEVICES",
     "WARPLAB_CHECKS_BESIDE_TIMINGS",  # a benchmark's before-and-after switch (gpu_lock.CHECKS_BESIDE_TIMINGS_ENV)
     "WARPLAB_CHECKS_ALONE",  # another (gpu_lock.CHECKS_ALONE_ENV)
+    "WARPLAB_CHILD_PROFILE",  # a benchmark's: the child's own profile in the job's output (child.PROFILE_ENV)
 )
 EXTRA_BINDS_ENV = "WARPLAB_SANDBOX_BINDS"  # colon-separated extra read-only paths (a toolkit outside /usr)
 ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime")

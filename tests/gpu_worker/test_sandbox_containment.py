@@ -151,3 +151,26 @@ def test_a_jobs_cpu_seconds_count_a_process_it_left_running(fresh_probe):
     result = run(alices_job(module_with(LEFT_RUNNING), wall_seconds=20)).result
     assert "helper used" in result.output, result.output
     assert (result.sandbox or {}).get("cpu_seconds", 0) >= BURNT  # though the job's own processes never reaped it
+
+
+@needs_bwrap
+def test_a_benchmark_can_read_the_childs_own_profile_in_the_jobs_output(monkeypatch):
+    from engine_factories import alices_job, module_with, run
+
+    from gpu_worker.isolation.child import PROFILE_ENV
+
+    monkeypatch.setenv(PROFILE_ENV, "5")  # the worker's environment, passed through to the sandbox
+    result = run(alices_job(module_with(""))).result
+    assert "the child's profile (CPU seconds" in result.output, result.output
+    assert "child.py" in result.output  # the job's own functions, by name
+
+
+@needs_bwrap
+def test_without_a_cgroup_a_jobs_cpu_seconds_come_from_its_living_processes(monkeypatch, fresh_probe):
+    from engine_factories import alices_job, module_with, run
+
+    monkeypatch.setenv(cgroups.DISABLE_ENV, "0")  # as on the GPU machine: no cgroup counts the job
+    result = run(alices_job(module_with(LEFT_RUNNING), wall_seconds=20)).result
+    assert "helper used" in result.output, result.output
+    assert (result.sandbox or {}).get("cpu_counted_by") == "processes at the final message", result.sandbox
+    assert result.sandbox["cpu_seconds"] >= BURNT  # the helper's, read while it still ran
