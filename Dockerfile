@@ -5,6 +5,8 @@ WORKDIR /app
 COPY requirements/ requirements/
 RUN pip install --no-cache-dir -r requirements/base.txt
 COPY . .
+# the sandboxed job child may write nothing here: without the bytecode, each child compiled the modules it imports
+RUN python -m compileall -q gpu_worker
 RUN cd frontend && npm ci --no-audit --no-fund && npm run build && cd .. \
  && DEBUG=1 python manage.py collectstatic --noinput -v0
 ENV PYTHONUNBUFFERED=1

@@ -21,8 +21,11 @@ _warplab_setup() {
     wheels=$(ls .whl/pydantic-*.whl .whl/pydantic_core-*.whl .whl/annotated_types-*.whl \
         .whl/typing_inspection-*.whl .whl/typing_extensions-*.whl)
     # shellcheck disable=SC2086  # one word per wheel
-    PYTHONPATH= "$python" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade $wheels \
+    # compiled to bytecode (pip's default) as an image's install is: the sandboxed child can write none, and
+    # without it every child compiled pydantic's modules from source (up to run 26)
+    PYTHONPATH= "$python" -m pip install -q --no-index --no-deps --no-cache-dir --upgrade $wheels \
         || { echo "setup: pip install of the sandbox child's wheels failed"; return 1; }
+    "$python" -m compileall -q gpu_worker || { echo "setup: compileall gpu_worker failed"; return 1; }
     PYTHONPATH= "$python" -c "import pydantic" \
         || { echo "setup: the interpreter cannot import pydantic without PYTHONPATH"; return 1; }
     echo "setup: pydantic $(PYTHONPATH= "$python" -c 'import pydantic; print(pydantic.VERSION)') in $("$python" -c 'import sys; print(sys.prefix)') for the sandboxed child"
