@@ -1,5 +1,5 @@
-"""The CUDA Occupancy Calculator's three graphs, built with Plotly: occupancy against threads per
-block, registers per thread and shared memory per block, each with the submission's point marked.
+"""The CUDA Occupancy Calculator's three graphs, as Plotly JSON (`figures.plain`): occupancy against threads
+per block, registers per thread and shared memory per block, each with the submission's point marked.
 
 Every figure names its architecture and carries the caller's `source_label` (which device,
 slice or simulator the kernel's numbers came from) in its title and its `layout.meta`, plus
@@ -8,13 +8,12 @@ the rules it was computed with, so a figure read on its own still says where it 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import plotly.graph_objects as go
 
+from gpu_worker.figures import plain
 from gpu_worker.figures.text import title as figure_title
 from gpu_worker.figures.text import top_margin
 from gpu_worker.science.archs import AmdArch, NvidiaArch, get_arch
@@ -74,36 +73,31 @@ def _figure(
     keep = [i for i in range(len(x)) if i in (0, len(x) - 1) or (y[i], factors[i]) != (y[i - 1], factors[i - 1])]
     x, y = [x[i] for i in keep], [y[i] for i in keep]
     blocks, factors = [blocks[i] for i in keep], [factors[i] for i in keep]
-    fig = go.Figure()
-    fig.add_trace(
-        go.Scatter(
-            x=x,
-            y=y,
-            mode="lines",
-            line={"shape": "hv", "color": LINE},
-            name="occupancy",
-            customdata=list(zip(blocks, factors, strict=True)),
-            hovertemplate=f"%{{x}}: %{{y:.0f}}%, %{{customdata[0]}} {block_word}s per {sm_word}, "
-            "limited by %{customdata[1]}<extra></extra>",
-        )
+    line = plain.scatter(
+        x=x,
+        y=y,
+        mode="lines",
+        line={"shape": "hv", "color": LINE},
+        name="occupancy",
+        customdata=[list(pair) for pair in zip(blocks, factors, strict=True)],
+        hovertemplate=f"%{{x}}: %{{y:.0f}}%, %{{customdata[0]}} {block_word}s per {sm_word}, "
+        "limited by %{customdata[1]}<extra></extra>",
     )
-    fig.add_trace(
-        go.Scatter(
-            x=[px],
-            y=[py],
-            mode="markers",
-            marker={"symbol": "star", "size": 16, "color": POINT, "line": {"width": 1, "color": "black"}},
-            name="this submission",
-            hovertemplate=f"this submission: %{{x}}, %{{y:.0f}}%, {pblocks} {block_word}s per {sm_word}, "
-            f"{pfactor}<extra></extra>",
-        )
+    here = plain.scatter(
+        x=[px],
+        y=[py],
+        mode="markers",
+        marker={"symbol": "star", "size": 16, "color": POINT, "line": {"width": 1, "color": "black"}},
+        name="this submission",
+        hovertemplate=f"this submission: %{{x}}, %{{y:.0f}}%, {pblocks} {block_word}s per {sm_word}, "
+        f"{pfactor}<extra></extra>",
     )
     label = f"this submission: {py:.0f}%" if pfactor != "cannot launch" else "this submission: cannot launch"
-    fig.update_layout(
+    layout = dict(
         # short enough for a phone; the architecture and the source on lines of their own
         title=figure_title(name, f"{arch} · {meta['source']}" if arch else meta["source"]),
-        xaxis={"title": x_title, "tickformat": "~s"},
-        yaxis={"title": f"occupancy (% of {sm_word} warp slots)", "range": [0, 105], "ticksuffix": "%"},
+        xaxis={"title": {"text": x_title}, "tickformat": "~s"},
+        yaxis={"title": {"text": f"occupancy (% of {sm_word} warp slots)"}, "range": [0, 105], "ticksuffix": "%"},
         showlegend=False,
         margin={"l": 60, "r": 20, "t": top_margin(f"{arch} · {meta['source']}"), "b": 100},
         meta=meta,
@@ -132,7 +126,7 @@ def _figure(
             },
         ],
     )
-    return json.loads(fig.to_json())
+    return plain.figure([line, here], layout)
 
 
 def occupancy_figures(

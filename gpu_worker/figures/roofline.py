@@ -13,11 +13,9 @@ marks it on the memory roof's own axis, bytes/s, instead.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-import plotly.graph_objects as go
-
+from gpu_worker.figures import plain
 from gpu_worker.figures.text import si, title, top_margin
 from gpu_worker.protocol import RooflinePoint
 from gpu_worker.science.datasheets import Datasheet
@@ -26,27 +24,27 @@ from gpu_worker.science.metrics import Ceilings
 INTENSITY_RANGE = (1e-2, 1e4)
 
 
-def _roof_trace(bandwidth: float, peak: float, name: str, dash: str, color: str) -> go.Scatter:
+def _roof_trace(bandwidth: float, peak: float, name: str, dash: str, color: str) -> dict[str, Any]:
     # In log-log the roof is two straight pieces: three points draw it exactly.
     knee = min(max(peak / bandwidth, INTENSITY_RANGE[0]), INTENSITY_RANGE[1])
     x = [INTENSITY_RANGE[0], knee, INTENSITY_RANGE[1]]
-    return go.Scatter(
+    return plain.scatter(
         x=x, y=[min(peak, bandwidth * i) for i in x], mode="lines", name=name, line={"dash": dash, "color": color}
     )
 
 
-def _memory_trace(bandwidth: float, peaks: list[float], name: str, dash: str, color: str) -> go.Scatter:
+def _memory_trace(bandwidth: float, peaks: list[float], name: str, dash: str, color: str) -> dict[str, Any]:
     """The slanted memory roof up to the highest compute roof's knee, as a legend entry of its own."""
     knee = min(max(max(peaks) / bandwidth, INTENSITY_RANGE[0]), INTENSITY_RANGE[1])
     x = [INTENSITY_RANGE[0], knee]
-    return go.Scatter(
+    return plain.scatter(
         x=x, y=[bandwidth * i for i in x], mode="lines", name=name, line={"dash": dash, "color": color, "width": 3}
     )
 
 
-def _points_trace(points: list[RooflinePoint], name: str, marker: dict[str, Any]) -> go.Scatter:
+def _points_trace(points: list[RooflinePoint], name: str, marker: dict[str, Any]) -> dict[str, Any]:
     """Markers whose hover names each point (its label) and reads its intensity and rate."""
-    return go.Scatter(
+    return plain.scatter(
         x=[p.intensity for p in points],
         y=[p.flop_rate for p in points],
         text=[p.label for p in points],
@@ -73,14 +71,14 @@ def roofline_figure(
     the GPU best, is "this submission". Without them only `intensity` is drawn.
     `history` and `reference` are drawn as given: the caller keeps them to this device.
     """
-    fig = go.Figure()
+    traces: list[dict[str, Any]] = []
     if ceilings is not None:
         peaks = [ceilings.fp32, *([ceilings.bf16_tensor] if ceilings.bf16_tensor else [])]
         name = f"memory roof {si(ceilings.copy_bandwidth, 'B/s')} (measured)"
-        fig.add_trace(_memory_trace(ceilings.copy_bandwidth, peaks, name, "solid", "#ff7f0e"))
-        fig.add_trace(_roof_trace(ceilings.copy_bandwidth, ceilings.fp32, "FP32 roof (measured)", "solid", "#1f77b4"))
+        traces.append(_memory_trace(ceilings.copy_bandwidth, peaks, name, "solid", "#ff7f0e"))
+        traces.append(_roof_trace(ceilings.copy_bandwidth, ceilings.fp32, "FP32 roof (measured)", "solid", "#1f77b4"))
         if ceilings.bf16_tensor:
-            fig.add_trace(
+            traces.append(
                 _roof_trace(
                     ceilings.copy_bandwidth, ceilings.bf16_tensor, "BF16 tensor roof (measured)", "solid", "#9467bd"
                 )
@@ -88,19 +86,19 @@ def roofline_figure(
     if datasheet is not None:
         name = f"memory roof {si(datasheet.memory_bandwidth, 'B/s')} (datasheet)"
         peaks = [datasheet.fp32, datasheet.bf16_tensor]
-        fig.add_trace(_memory_trace(datasheet.memory_bandwidth, peaks, name, "dash", "#e6a15c"))
-        fig.add_trace(
+        traces.append(_memory_trace(datasheet.memory_bandwidth, peaks, name, "dash", "#e6a15c"))
+        traces.append(
             _roof_trace(datasheet.memory_bandwidth, datasheet.fp32, "FP32 roof (datasheet)", "dash", "#7f7f7f")
         )
-        fig.add_trace(
+        traces.append(
             _roof_trace(
                 datasheet.memory_bandwidth, datasheet.bf16_tensor, "BF16 tensor roof (datasheet)", "dot", "#bcbd22"
             )
         )
     path = [*reversed(history or []), *(sizes or [])[-1:]]  # history is newest first; the path runs forward
     if len(path) > 1:  # a worked session's steps as one line across the roofline, oldest to this submission
-        fig.add_trace(
-            go.Scatter(
+        traces.append(
+            plain.scatter(
                 x=[p.intensity for p in path],
                 y=[p.flop_rate for p in path],
                 mode="lines",
@@ -110,32 +108,37 @@ def roofline_figure(
             )
         )
     if history:
-        fig.add_trace(_points_trace(history, "your earlier submissions", {"color": "#aaaaaa", "size": 8}))
+        traces.append(_points_trace(history, "your earlier submissions", {"color": "#aaaaaa", "size": 8}))
     if reference is not None:
-        fig.add_trace(_points_trace([reference], "reference", {"symbol": "diamond", "size": 11, "color": "#2ca02c"}))
+        traces.append(_points_trace([reference], "reference", {"symbol": "diamond", "size": 11, "color": "#2ca02c"}))
+    marks: dict[str, Any] = {}
     if sizes:
         if len(sizes) > 1:
             smaller = {"symbol": "star-open", "size": 10, "color": "#d62728"}
-            fig.add_trace(_points_trace(sizes[:-1], "this submission, smaller sizes", smaller))
+            traces.append(_points_trace(sizes[:-1], "this submission, smaller sizes", smaller))
         largest = {"symbol": "star", "size": 16, "color": "#d62728"}
-        fig.add_trace(_points_trace(sizes[-1:], "this submission", largest))
+        traces.append(_points_trace(sizes[-1:], "this submission", largest))
     elif intensity is not None:
-        fig.add_vline(
-            x=intensity,
-            line={"color": "#d62728", "dash": "dot"},
-            annotation_text=f"this kernel: {intensity:.3g} FLOP/byte (not timed)",
-        )
-    fig.update_layout(
+        text = f"this kernel: {intensity:.3g} FLOP/byte (not timed)"
+        shape, note = plain.vline(intensity, {"color": "#d62728", "dash": "dot"}, text)
+        marks = {"shapes": [shape], "annotations": [note]}
+    layout = dict(
+        **marks,
         title=title("Roofline", source_label),
         showlegend=True,
-        xaxis={"type": "log", "title": "arithmetic intensity (FLOP/byte)", "range": [-2, 4], "exponentformat": "SI"},
-        yaxis={"type": "log", "title": "attainable FLOP/s", "tickformat": "~s"},  # 1P, not 10^15
+        xaxis={
+            "type": "log",
+            "title": {"text": "arithmetic intensity (FLOP/byte)"},
+            "range": [-2, 4],
+            "exponentformat": "SI",
+        },
+        yaxis={"type": "log", "title": {"text": "attainable FLOP/s"}, "tickformat": "~s"},  # 1P, not 10^15
         legend={"orientation": "h", "y": -0.22, "yanchor": "top", "font": {"size": 11}},
         margin={"l": 60, "r": 20, "t": top_margin(source_label), "b": 40},
         height=560,
         meta={"source": source_label},
     )
-    return json.loads(fig.to_json())
+    return plain.figure(traces, layout)
 
 
 def bandwidth_figure(
@@ -154,15 +157,15 @@ def bandwidth_figure(
     points = sizes or []
     count = max(len(points), 1)
     span = [-0.5, count - 0.5]
-    fig = go.Figure()
+    traces: list[dict[str, Any]] = []
     if ceilings is not None:
         bw = ceilings.copy_bandwidth
         name = f"memory roof {si(bw, 'B/s')} (measured)"
-        fig.add_trace(go.Scatter(x=span, y=[bw, bw], mode="lines", name=name, line={"color": "#ff7f0e", "width": 3}))
+        traces.append(plain.scatter(x=span, y=[bw, bw], mode="lines", name=name, line={"color": "#ff7f0e", "width": 3}))
     if datasheet is not None:
         bw = datasheet.memory_bandwidth
-        fig.add_trace(
-            go.Scatter(
+        traces.append(
+            plain.scatter(
                 x=span,
                 y=[bw, bw],
                 mode="lines",
@@ -170,9 +173,10 @@ def bandwidth_figure(
                 line={"color": "#e6a15c", "dash": "dash"},
             )
         )
+    notes: list[dict[str, Any]] = []
     if points:
-        fig.add_trace(
-            go.Scatter(
+        traces.append(
+            plain.scatter(
                 x=list(range(len(points))),
                 y=[rate for _, rate in points],
                 text=[label for label, _ in points],
@@ -183,23 +187,18 @@ def bandwidth_figure(
             )
         )
     else:
-        fig.add_annotation(
-            x=0,
-            y=0.5,
-            yref="paper",
-            showarrow=False,
-            text=f"this kernel: 0 FLOP, {si(bytes_moved, 'B')} moved per launch (not timed)",
-            font={"color": "#d62728"},
-        )
+        text = f"this kernel: 0 FLOP, {si(bytes_moved, 'B')} moved per launch (not timed)"
+        notes = [{"font": {"color": "#d62728"}, "showarrow": False, "text": text, "x": 0, "y": 0.5, "yref": "paper"}]
     labels = [label for label, _ in points] or ["this kernel"]
-    fig.update_layout(
+    layout = dict(
+        **({"annotations": notes} if notes else {}),
         title=title("Roofline, memory axis (0 FLOP)", source_label),
         showlegend=True,
-        xaxis={"tickvals": list(range(count)), "ticktext": labels, "range": span, "title": "size"},
-        yaxis={"title": "bytes/s", "tickformat": "~s", "ticksuffix": "B/s", "rangemode": "tozero"},
+        xaxis={"tickvals": list(range(count)), "ticktext": labels, "range": span, "title": {"text": "size"}},
+        yaxis={"title": {"text": "bytes/s"}, "tickformat": "~s", "ticksuffix": "B/s", "rangemode": "tozero"},
         legend={"orientation": "h", "y": -0.22, "yanchor": "top", "font": {"size": 11}},
         margin={"l": 70, "r": 20, "t": top_margin(source_label), "b": 40},
         height=480,
         meta={"source": source_label},
     )
-    return json.loads(fig.to_json())
+    return plain.figure(traces, layout)
