@@ -12,7 +12,7 @@ occupancy graphs from the compiled resources, before the kernel runs), then one
 GPU: listings are made after the run, so they delay no figure), then `done` with
 the verdict, or `error` when the failure is ours (infrastructure), not the learner's.
 On the CPU tier a new source's second `compiled` is told after `done`, numbered
-before it: the verdict does not wait for nvdisasm (`_LateListing`).
+before it: the verdict does not wait for nvdisasm (`_EarlyVerdict`).
 
 A job runs in three phases, any of which may end it: `_start` (the device, the
 precheck, the runs of `exercise.plan`, the sandbox's description, `started`),
@@ -75,9 +75,10 @@ def run_job(
 ) -> Result:
     """Run one job to its verdict, emitting events along the way; never raises for the learner's faults.
 
-    `on_result` is handed the result as soon as its final event is sent (a worker reports it there): on the
-    CPU tier that is before the SASS listing, which follows as a late `compiled` event numbered before `done`
-    (`_LateListing`); the returned result has the listing too.
+    `on_result` is handed the result as soon as its final event is sent (a worker reports it there), at the
+    child's final message (`_EarlyVerdict`): on a GPU before the child's CUDA context is torn down, on the
+    CPU tier before the SASS listing, which follows as a late `compiled` event numbered before `done`; the
+    returned result has the listing too, and what the sandbox counted once the child ended.
 
     A root worker leases the job's uid first (`isolation.uid_pool`): the job runs as it and the result names it.
     `module_rules=False` lets a CUDA Python module run code at import (`backends.module_rules` off): only
@@ -142,19 +143,24 @@ class _Ran:
     judge: Judge
     run: sandbox.SandboxRun | None
     malformed: str  # why the engine stopped reading the child, when `run` is None
-    late: _LateListing | None = None  # the CPU tier: the verdict reported before the SASS listing
+    late: _EarlyVerdict | None = None  # the CPU tier: the verdict reported before the SASS listing
 
 
 LATE_GRACE_S = 3.0  # after the verdict, how long the child has to send the SASS listing and end
 
 
-class _LateListing:
-    """The CPU tier's verdict before its SASS listing: nvdisasm (0.3 s of CPU) takes longer than the launches.
+class _EarlyVerdict:
+    """The verdict at the child's final message, before the child has ended: what follows cannot change it.
 
+    The CPU tier's verdict before its SASS listing: nvdisasm (0.3 s of CPU) takes longer than the launches.
     The child sends `finished` first (`listing_after_verdict`); at that message the verdict is reported
     (`done`, and the result to `on_result`) while the sandbox waits for the listing, which is told as a late
     `compiled` event numbered before `done` (a listing that never comes is told as a note in its place, so the
     story stays whole). bench/results/2026-12-06-cpu-tier-verdict-latency.md has the numbers.
+
+    On a GPU the child's last message comes after its listing; what it does after it is end, and the end of a
+    process with a CUDA context (the driver tearing the context down) took 60 ms on a quiet H100 and longer
+    under a class's load: the verdict no longer waits for it.
     """
 
     def __init__(self, job: Job, outcome: Outcome, judge: Judge) -> None:
@@ -167,6 +173,7 @@ class _LateListing:
         state = self.judge.state
         if state.finished and state.listing_follows and state.compile is not None:
             self.seq = self.outcome.reserve()
+        _note_sandbox(self.outcome, self.judge, run)
         self.result = _report(self.job, self.outcome, _Ran(self.judge, run, ""))
         self.judge.send = self.send  # what the judge tells from now on: only the listing, in its place
 
@@ -228,10 +235,14 @@ def _run(job: Job, outcome: Outcome, start: _Started, uid: int | None, module_ru
     late = None
     if backend == "sim" and "cached" not in request:  # a new source: its verdict goes before its listing
         request["listing_after_verdict"] = True
-        late = _LateListing(job, outcome, judge)
+        late = _EarlyVerdict(job, outcome, judge)
+    elif backend == "cuda":  # the verdict before the child's CUDA context is torn down
+        late = _EarlyVerdict(job, outcome, judge)
     spare.note_compile(job.exercise.language == "numba" and not (request.get("cached") or {}).get("answer"))
     # a spare child already warm, or None: a cold start; the next spare rehearses this lab's check (on a GPU)
     warm = _take_spare(backend, limits, start.extra, _rehearsal(job, backend, runs))
+    if spare.enabled():
+        outcome.sandbox = {**outcome.sandbox, "warm_start": warm is not None}
     lock_fd = None
     if backend == "cuda":
         lock_fd = open_worker_lock_fd() if warm is None else None  # a spare holds its own, inherited at its start
@@ -250,7 +261,7 @@ def _run(job: Job, outcome: Outcome, start: _Started, uid: int | None, module_ru
             spare=warm.started if warm is not None else None,
             uid=uid,
             on_final=late.report if late is not None else None,
-            grace_seconds=LATE_GRACE_S if late is not None else sandbox.FINAL_GRACE_S,
+            grace_seconds=LATE_GRACE_S if request.get("listing_after_verdict") else sandbox.FINAL_GRACE_S,
         )
     except (OverBudget, WireOverflow) as exc:
         malformed = f"{exc}; the engine stopped reading it"
@@ -270,14 +281,21 @@ def _run(job: Job, outcome: Outcome, start: _Started, uid: int | None, module_ru
     state = judge.state
     if judge.kept and state.compile is not None and state.verdict not in ("compile_error", "rejected"):
         compile_cache.store(judge.compile_key, judge.kept)
-    if run is not None:  # what the sandbox itself knows of the job: its uid, its peak memory and CPU seconds
-        known = ("uid", "memory_peak_mb", "cpu_seconds", "cpu_counted_by", "warm_up_cpu_seconds")
-        outcome.sandbox = {**outcome.sandbox, **{k: run.info[k] for k in known if k in run.info}}
-        if judge.warm_up_cpu_s:  # the spare's word on its warm-up's steps: a benchmark's breakdown, judged by nothing
-            outcome.sandbox["warm_up_steps_cpu_s"] = judge.warm_up_cpu_s
-    if spare.enabled():
-        outcome.sandbox = {**outcome.sandbox, "warm_start": warm is not None}
+    if run is not None:
+        _note_sandbox(outcome, judge, run)
     return _Ran(judge, run, malformed, late)
+
+
+SANDBOX_FACTS = ("uid", "memory_peak_mb", "cpu_seconds", "cpu_counted_by", "warm_up_cpu_seconds")
+
+
+def _note_sandbox(outcome: Outcome, judge: Judge, run: sandbox.SandboxRun) -> None:
+    """What the sandbox itself knows of the job into its result: its uid, its peak memory and CPU seconds (so far
+    at its final message, all of them once it has ended); and the spare's word on its warm-up's steps (`hello`),
+    a benchmark's breakdown that nothing is judged by."""
+    outcome.sandbox = {**outcome.sandbox, **{k: run.info[k] for k in SANDBOX_FACTS if k in run.info}}
+    if judge.warm_up_cpu_s:
+        outcome.sandbox["warm_up_steps_cpu_s"] = judge.warm_up_cpu_s
 
 
 def _measure_on_device(job: Job, judge: Judge, request: dict[str, Any], device: str) -> None:

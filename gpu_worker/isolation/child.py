@@ -249,7 +249,7 @@ class _Child:
                     del prepared  # the timed sets' device memory, before the next size's
             if profile is None and compiled.listing is not None and request.get("listing_after_verdict"):
                 # the CPU tier: nvdisasm, started at the compile, takes longer than the launches, so the verdict
-                # goes first (the output written so far with it) and the SASS after it (`engine._LateListing`)
+                # goes first (the output written so far with it) and the SASS after it (`engine._EarlyVerdict`)
                 with contextlib.suppress(Exception):
                     sys.stdout.flush()
                 self.send({"type": "finished", "listing_follows": True})

@@ -504,9 +504,13 @@ class _Session:
         return tree_cpu.cpu_seconds(self.proc.pid)
 
     def count_cpu_at_final(self) -> None:
-        """Where no cgroup counts the job's CPU (`stop` reads it there, teardown included), its process tree's
-        count now, at its final message, while every process is still alive to be read."""
-        if self.cgroup is None or self.cgroup.cpu_seconds() is None:
+        """The job's CPU seconds at its final message, for a verdict reported there: its cgroup's count so far
+        (`stop` reads the whole of it later, teardown included), else its process tree's, read now while every
+        process is still alive to be read."""
+        counted = self.cgroup.cpu_seconds() if self.cgroup is not None else None
+        if counted is not None:
+            self.cpu_seconds, self.cpu_counted_by = counted, "cgroup"
+        else:
             self.cpu_seconds = tree_cpu.cpu_seconds(self.proc.pid)
             self.cpu_counted_by = "processes at the final message"
 
@@ -722,6 +726,19 @@ def _run(
                 os.close(key.fd)
         selector.close()
         session.proc.stdout.close()
+    return SandboxRun(
+        returncode=session.proc.returncode,
+        timed_out=timed_out,
+        wall_seconds=time.monotonic() - started,
+        output=session.output.decode("utf-8", errors="replace"),
+        output_truncated=session.truncated,
+        info=_info(session, the_plan, job_uid),
+        oom_kills=session.oom_kills,
+    )
+
+
+def _info(session: Any, the_plan: Any, job_uid: int | None) -> dict[str, Any]:
+    """The sandbox's description with what it counted of the job so far: its uid, peak memory, CPU seconds."""
     info = {**the_plan.info, "uid": job_uid if job_uid is not None else the_plan.info["uid"]}
     if session.peak_memory is not None:
         info["memory_peak_mb"] = round(session.peak_memory / 2**20, 1)
@@ -730,15 +747,7 @@ def _run(
         info["cpu_counted_by"] = session.cpu_counted_by
     if session.warm_up_cpu_seconds is not None:
         info["warm_up_cpu_seconds"] = round(session.warm_up_cpu_seconds, 3)
-    return SandboxRun(
-        returncode=session.proc.returncode,
-        timed_out=timed_out,
-        wall_seconds=time.monotonic() - started,
-        output=session.output.decode("utf-8", errors="replace"),
-        output_truncated=session.truncated,
-        info=info,
-        oom_kills=session.oom_kills,
-    )
+    return info
 
 
 def _so_far(session: Any, out_fd: int, cap: int, started: float, the_plan: Any, job_uid: int | None) -> SandboxRun:
@@ -752,5 +761,5 @@ def _so_far(session: Any, out_fd: int, cap: int, started: float, the_plan: Any, 
         wall_seconds=time.monotonic() - started,
         output=session.output.decode("utf-8", errors="replace"),
         output_truncated=session.truncated,
-        info={**the_plan.info, "uid": job_uid if job_uid is not None else the_plan.info["uid"]},
+        info=_info(session, the_plan, job_uid),
     )

@@ -95,7 +95,7 @@ def _report(name: str, *args: Any, patient: bool = False) -> None:
 class _Reporter:
     """Sends events as they come; keeps the final one back to travel with the result, sent once (`finish`).
 
-    An event told after the final one but numbered before it (the CPU tier's SASS listing, `engine._LateListing`)
+    An event told after the final one but numbered before it (the CPU tier's SASS listing, `engine._EarlyVerdict`)
     is sent too: the web side keeps it in its place and merges it into the stored result.
     """
 

@@ -27,7 +27,7 @@ def vector_add(a, b, c):
 
 
 # The events of an accepted run on the simulator, in seq order (a new source's second `compiled`, with the
-# SASS, is told after `done`: `engine._LateListing`).
+# SASS, is told after `done`: `engine._EarlyVerdict`).
 ACCEPTED_ON_SIM = [
     "started",
     "compiled",

@@ -74,7 +74,7 @@ def _shape(events):
 
 def test_a_warm_job_gets_the_same_verdict_and_events_as_a_cold_one(spares):
     # two sources new to the compile cache: a resubmitted one gets its SASS listing from there, before its
-    # verdict instead of after it (`engine._LateListing`), and the events differ for that reason alone
+    # verdict instead of after it (`engine._EarlyVerdict`), and the events differ for that reason alone
     cold = run(alices_job(module_with(f"# {unique_token()}")))
     warm = run(alices_job(module_with(f"# {unique_token()}")))
     assert [s is not None for s in spares] == [False, True]
