@@ -350,6 +350,10 @@ def _where_the_time_went(jobs: list[dict[str, Any]]) -> dict[str, Any]:
     timed = [j["timed_sizes"] for j in jobs if j.get("timed_sizes")]
     return {
         "submit_to_started_s": _stats([j["first"]["started"] for j in jobs if "started" in j["first"]]),
+        # the same split at the worker's clock: submit -> the worker's `started` (the queue and the claim), and
+        # every event's hop from the worker to this listener (the web queue's relay, the channel layer)
+        "submit_to_worker_started_s": _stats([j["pickup_s"] for j in jobs if j.get("pickup_s") is not None]),
+        "event_hop_s": _stats([h for j in jobs for h in j.get("hop_s") or []]),
         "started_to_done_s": _stats(between("started", "done")),
         "lock_wait_per_job_s": _stats([sum(s["lock_wait_seconds"] or 0 for s in t) for t in timed]),
         "lock_held_per_job_s": _stats([sum(s["lock_held_seconds"] or 0 for s in t) for t in timed]),
