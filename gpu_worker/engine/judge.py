@@ -276,6 +276,8 @@ def verdict_of(
     if code is not None and code in (-24, 128 + 24, 152):
         return "timeout", "CPU time limit exceeded"
     status = f"signal {-code}" if code is not None and code < 0 else f"exit status {code}"
-    if code is not None and code > 128:
+    if code is None:  # judged at its final message (`engine._EarlyVerdict`), before it ended
+        status = "its last message came before all its outputs"
+    elif code > 128:
         status = f"signal {code - 128}"
     return "runtime_error", f"the job ended before it finished ({status}): a crash, out of memory or an exit() call"
