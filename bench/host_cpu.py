@@ -14,44 +14,23 @@ start counts its whole life; at a job a second that is a few seconds in a minute
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
-TICK = os.sysconf("SC_CLK_TCK")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from the repository root
 
-
-def _processes() -> dict[int, tuple[int, float, float]]:
-    """pid -> (ppid, own CPU seconds, reaped children's CPU seconds), for every live process."""
-    found = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        # after the command's ")": state ppid ... utime(12) stime(13) cutime(14) cstime(15), counted from state = 0
-        ppid, utime, stime, cutime, cstime = (int(fields[i]) for i in (1, 11, 12, 13, 14))
-        found[int(entry.name)] = (ppid, (utime + stime) / TICK, (cutime + cstime) / TICK)
-    return found
+from gpu_worker.isolation import tree_cpu  # noqa: E402  (the /proc process table the engine reads too)
 
 
 def snapshot(roots: dict[str, int]) -> dict[str, dict[str, float]]:
     """Per named root process: its own CPU seconds so far and its descendants' (live ones' and reaped ones')."""
-    processes = _processes()
-    children: dict[int, list[int]] = {}
-    for pid, (ppid, _, _) in processes.items():
-        children.setdefault(ppid, []).append(pid)
+    table = tree_cpu.processes()
     taken: dict[str, dict[str, float]] = {}
     for name, root in roots.items():
-        if root not in processes:
+        if root not in table:
             continue
-        _, own, reaped = processes[root]
-        below, stack = reaped, list(children.get(root, []))
-        while stack:
-            pid = stack.pop()
-            _, o, r = processes[pid]
-            below += o + r
-            stack += children.get(pid, [])
+        _, own, reaped = table[root]
+        below = reaped + sum(table[pid][1] + table[pid][2] for pid in tree_cpu.descendants(table, root))
         taken[name] = {"own_s": own, "below_s": below}
     return taken
 
@@ -60,7 +39,7 @@ def machine_busy_s() -> float:
     """CPU seconds every core has spent busy since boot (all but idle and iowait), from /proc/stat."""
     values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
     idle = values[3] + (values[4] if len(values) > 4 else 0)
-    return (sum(values[:8]) - idle) / TICK
+    return (sum(values[:8]) - idle) / tree_cpu.TICKS
 
 
 def between(

@@ -15,35 +15,44 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 
-_TICKS = os.sysconf("SC_CLK_TCK")
+TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def _stat(pid: int) -> tuple[int, int] | None:
-    """(parent pid, ticks of CPU: own and reaped children's) of one process, or None once it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            text = f.read()
-    except OSError:
-        return None
-    # the command name (field 2) may hold spaces and parentheses: the fields after it follow its last ')'
-    fields = text[text.rfind(b")") + 2 :].split()
-    return int(fields[1]), sum(int(v) for v in fields[11:15])
+def processes() -> dict[int, tuple[int, float, float]]:
+    """pid -> (parent pid, own CPU seconds, its reaped children's CPU seconds), for every living process."""
+    found = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                text = f.read()
+        except OSError:  # gone meanwhile
+            continue
+        # the command name (field 2) may hold spaces and parentheses: the fields after it follow its last ')'
+        fields = text[text.rfind(b")") + 2 :].split()  # state ppid ... utime(11) stime(12) cutime(13) cstime(14)
+        own, reaped = int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14])
+        found[int(name)] = (int(fields[1]), own / TICKS, reaped / TICKS)
+    return found
+
+
+def descendants(table: dict[int, tuple[int, float, float]], root: int) -> list[int]:
+    """The living descendants of `root` in a `processes()` table."""
+    children: dict[int, list[int]] = defaultdict(list)
+    for pid, (ppid, _, _) in table.items():
+        children[ppid].append(pid)
+    found, todo = [], list(children.get(root, ()))
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, ()))
+    return found
 
 
 def cpu_seconds(root: int) -> float | None:
     """CPU seconds used so far by `root` and every living descendant of it (and their reaped children); None
     when `root` is gone."""
-    parents: dict[int, list[int]] = defaultdict(list)
-    ticks: dict[int, int] = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit() and (stat := _stat(int(name))) is not None:
-            parents[stat[0]].append(int(name))
-            ticks[int(name)] = stat[1]
-    if root not in ticks:
+    table = processes()
+    if root not in table:
         return None
-    total, todo = 0, [root]
-    while todo:
-        pid = todo.pop()
-        total += ticks.get(pid, 0)
-        todo.extend(parents.get(pid, ()))
-    return total / _TICKS
+    return sum(own + reaped for _, own, reaped in (table[pid] for pid in [root, *descendants(table, root)]))
