@@ -13,7 +13,8 @@
 # pipeline (4 workers, 8 learners through Celery), pipeline8 (8 workers, 8 learners, 3 rounds one at a time first;
 # pipeline8-unique: no two sources alike; pipeline8-checks-alone: correctness work takes the GPU lock
 # exclusively instead of shared (WARPLAB_CHECKS_ALONE=1); pipeline8-before: checks beside timings, as before the shared GPU lock;
-# pipeline8-warm-compiler: every spare warms the learner's compile process, as before `spare.wants_compiler`;
+# pipeline8-teardown-behind: a GPU job's child ends behind its worker, which takes the next job at its verdict
+# (WARPLAB_TEARDOWN_BEHIND=1); pipeline8-warm-compiler: every spare warms the learner's compile process, as before `spare.wants_compiler`;
 # pipeline8-baseline: pipeline8 on the tree in baseline.tar, `git archive COMMIT -o baseline.tar`, carried too),
 # check-labs (every lab's samples on the GPU, 4 side by side; each case with its goals measured in
 # check-labs-cuda.json, copied to $OUT: bench/goals_table.py's input), check-labs-ncu (the same with --ncu-goals:
@@ -99,6 +100,8 @@ step() {
                 else echo "== pipeline8-baseline: no baseline.tar carried"; fi ;;
             pipeline8-checks-alone) step pipeline8-checks-alone 200 150 env WARPLAB_CHECKS_ALONE=1 "${LOAD8[@]}" \
                 --out "$WORK/load8-alone" ;;
+            pipeline8-teardown-behind) step pipeline8-teardown-behind 200 150 env WARPLAB_TEARDOWN_BEHIND=1 \
+                "${LOAD8[@]}" --out "$WORK/load8-behind" ;;
             pipeline8-warm-compiler) step pipeline8-warm-compiler 200 150 env WARPLAB_SPARE_COMPILER=always \
                 "${LOAD8[@]}" --out "$WORK/load8w" ;;
             pipeline8-unique) step pipeline8-unique 200 150 "${LOAD8[@]}" --rounds 1 --deadline 30 --unique-sources \

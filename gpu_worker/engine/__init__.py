@@ -104,7 +104,7 @@ def run_job(
         return _run_job(job, emit, backend, lease.uid if lease is not None else None, module_rules, on_result)
     finally:
         if lease is not None:
-            lease.release()
+            sandbox.when_ended(lease.release)  # the uid is the job's until its last process is gone
 
 
 def _run_job(
@@ -262,6 +262,8 @@ def _run(job: Job, outcome: Outcome, start: _Started, uid: int | None, module_ru
             uid=uid,
             on_final=late.report if late is not None else None,
             grace_seconds=LATE_GRACE_S if request.get("listing_after_verdict") else sandbox.FINAL_GRACE_S,
+            # told at its final message with nothing to follow: the child may end behind the worker's back
+            leave_at_final=late is not None and not request.get("listing_after_verdict") and sandbox.teardown_behind(),
         )
     except (OverBudget, WireOverflow) as exc:
         malformed = f"{exc}; the engine stopped reading it"

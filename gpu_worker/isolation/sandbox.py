@@ -47,6 +47,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -589,6 +590,56 @@ def start(
 
 FINAL_GRACE_S = 1.0  # after the final message, how long the job has to end before it is killed
 
+# A benchmark's switch, off unless "1": a job left at its final message (`leave_at_final`) ends behind its
+# worker's back, so the worker takes its next job while the driver tears the last one's CUDA context down.
+TEARDOWN_BEHIND_ENV = "WARPLAB_TEARDOWN_BEHIND"
+
+
+def teardown_behind() -> bool:
+    """Whether jobs whose verdict is told at their final message end on a thread of their own (the switch)."""
+    return os.environ.get(TEARDOWN_BEHIND_ENV, "").strip() == "1"
+
+
+_ending = threading.local()  # this thread's sandboxes still ending behind it: their teardown threads
+
+
+def when_ended(action: Callable[[], None]) -> None:
+    """`action()` once every sandbox this thread left at its final message has ended (at once when none has):
+    what must outlive the job's processes, its uid's lease, waits for them."""
+    pending = [t for t in getattr(_ending, "threads", []) if t.is_alive()]
+    _ending.threads = pending
+    if not pending:
+        action()
+        return
+
+    def wait_then_act() -> None:
+        for thread in pending:
+            thread.join()
+        action()
+
+    threading.Thread(target=wait_then_act, name="sandbox-ended", daemon=True).start()
+
+
+def _end_behind(session: Any, grace: float, fds: list[int], info_r: int | None, out: Any) -> None:
+    """Stop the job on a thread of its own (`leave_at_final`): its info (bwrap's PID 1), its end or its kill
+    after `grace`, every process reaped, its cgroup removed, its pipes closed."""
+
+    def end() -> None:
+        try:
+            with contextlib.suppress(OSError):  # bwrap's report names the namespace's PID 1, to kill them all
+                while info_r is not None and (chunk := os.read(info_r, 4096)):
+                    session.read_info(chunk)
+            session.stop(grace=grace)
+        finally:
+            for fd in fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            out.close()
+
+    thread = threading.Thread(target=end, name="sandbox-teardown", daemon=True)
+    thread.start()
+    _ending.threads = [*getattr(_ending, "threads", []), thread]
+
 
 def run_sandboxed(
     request: dict[str, Any],
@@ -608,6 +659,7 @@ def run_sandboxed(
     uid: int | None = None,  # the job's uid, leased by the caller (gpu_worker.isolation.uid_pool); None: leased here
     child_module: str = "gpu_worker.isolation.child",  # see `plan`
     on_final: Callable[[SandboxRun], None] | None = None,
+    leave_at_final: bool = False,
 ) -> SandboxRun:
     """Start the child, send it `request`, pass each message to `on_message`, stop it at the wall limit.
 
@@ -618,17 +670,21 @@ def run_sandboxed(
     then what is known of the run (its output so far, no exit status yet) while the grace goes on.
     Without `spare` the child is started here (a cold start). A root worker's
     child switches to `uid` (see `gpu_worker.isolation.uid_pool`), never one it chose.
+    With `leave_at_final` (`teardown_behind`, for a caller that told the verdict at the final message) this
+    returns at that message, with no exit status: the grace, the kill and the reaping go on on a thread of
+    their own, and a uid leased here is released once they are over (`when_ended`, which a caller holding
+    the job's uid uses too).
     """
     lease = uid_pool.lease() if uid is None and os.geteuid() == 0 else None
     try:
         return _run(
             request, limits, backend, on_message, extra_processes, max_message_bytes, final_types,
             inherit_fds, grace_seconds, spare, wrapper, read_only, writable,
-            uid if lease is None else lease.uid, child_module, on_final,
+            uid if lease is None else lease.uid, child_module, on_final, leave_at_final,
         )  # fmt: skip
     finally:
         if lease is not None:
-            lease.release()
+            when_ended(lease.release)
 
 
 def _run(
@@ -648,6 +704,7 @@ def _run(
     uid: int | None,
     child_module: str,
     on_final: Callable[[SandboxRun], None] | None,
+    leave_at_final: bool = False,
 ) -> SandboxRun:
     started = time.monotonic()
     if spare is None:
@@ -681,9 +738,9 @@ def _run(
         os.set_blocking(fd, False)
         selector.register(fd, events, kind)
     deadline = started + limits.wall_seconds
-    timed_out = final_seen = False
+    timed_out = final_seen = leaving = False
     try:
-        while set(selector.get_map()) - {req_w, info_r}:
+        while set(selector.get_map()) - {req_w, info_r} and not leaving:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 timed_out = not final_seen
@@ -717,15 +774,25 @@ def _run(
                             final_seen = True
                             session.count_cpu_at_final()
                             deadline = min(deadline, time.monotonic() + grace_seconds)
+                            so_far = _so_far(session, out_fd, limits.output_bytes, started, the_plan, job_uid)
                             if on_final is not None:
-                                on_final(_so_far(session, out_fd, limits.output_bytes, started, the_plan, job_uid))
+                                on_final(so_far)
+                            if leave_at_final:
+                                leaving = True
+                                break
     finally:
-        session.stop(grace=0 if timed_out else max(0.0, min(grace_seconds, deadline - time.monotonic())))
-        for key in list(selector.get_map().values()):
-            if key.fd != out_fd:
-                os.close(key.fd)
+        grace = 0 if timed_out else max(0.0, min(grace_seconds, deadline - time.monotonic()))
+        fds = [key.fd for key in selector.get_map().values() if key.fd != out_fd]  # still open
         selector.close()
-        session.proc.stdout.close()
+        if leaving:  # the verdict is told: the rest of the job's end goes on behind the caller
+            _end_behind(session, grace, fds, info_r if info_r in fds else None, session.proc.stdout)
+        else:
+            session.stop(grace=grace)
+            for fd in fds:
+                os.close(fd)
+            session.proc.stdout.close()
+    if leaving:
+        return so_far
     return SandboxRun(
         returncode=session.proc.returncode,
         timed_out=timed_out,
