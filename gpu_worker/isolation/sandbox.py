@@ -707,6 +707,7 @@ def _run(
     leave_at_final: bool = False,
 ) -> SandboxRun:
     started = time.monotonic()
+    warm_up_pending = spare is not None  # a spare's warm-up CPU, counted once its job has the request
     if spare is None:
         spare = start(
             backend,
@@ -720,7 +721,6 @@ def _run(
         )
     else:
         started = time.monotonic()  # the hand-over: a spare's wall clock counts from here, not from its start
-        spare.session.warm_up_cpu_seconds = spare.session.cpu_so_far()
     the_plan, session, req_w, msg_r, info_r = spare.plan, spare.session, spare.req_w, spare.msg_r, spare.info_r
     job_uid = uid if the_plan.drop_uid is not None and uid is not None else the_plan.drop_uid
     request = {**request, "drop_uid": job_uid, "drop_gid": job_uid}
@@ -754,6 +754,8 @@ def _run(
                     if not session.payload:
                         selector.unregister(key.fd)
                         os.close(key.fd)
+                        if warm_up_pending:  # a spare's warm-up, counted while its job reads the request
+                            session.warm_up_cpu_seconds, warm_up_pending = session.cpu_so_far(), False
                     continue
                 try:
                     chunk = os.read(key.fd, 1 << 16)
