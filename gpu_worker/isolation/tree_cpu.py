@@ -49,9 +49,22 @@ def descendants(table: dict[int, tuple[int, float, float]], root: int) -> list[i
     return found
 
 
+def _ended(pid: int) -> bool:
+    """Whether `pid` is gone or a zombie: its descendants are then another's, and their seconds lost to it."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            text = f.read()
+    except OSError:
+        return True
+    return text[text.rfind(b")") + 2 :].split()[0] in (b"Z", b"X")
+
+
 def cpu_seconds(root: int) -> float | None:
     """CPU seconds used so far by `root` and every living descendant of it (and their reaped children); None
-    when `root` is gone."""
+    when `root` has ended (a job read after its end: its processes' seconds went with them, and a count of
+    what is left would say less than it used)."""
+    if _ended(root):
+        return None
     table = processes()
     if root not in table:
         return None

@@ -33,3 +33,14 @@ def test_a_process_that_is_gone_has_no_figure():
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
     assert tree_cpu.cpu_seconds(gone.pid) is None
+
+
+def test_a_zombie_has_no_figure_rather_than_a_wrong_one():
+    zombie = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.monotonic() + 20
+    while not tree_cpu._ended(zombie.pid) and time.monotonic() < deadline:  # ended, not yet waited for
+        time.sleep(0.02)
+    try:
+        assert tree_cpu.cpu_seconds(zombie.pid) is None  # its children are another's now: no count, not 0
+    finally:
+        zombie.wait()
