@@ -123,7 +123,7 @@ def _run_job(
     ran = _run(job, outcome, start, uid, module_rules)
     if isinstance(ran, Result):
         return ran
-    if ran.late is not None and ran.late.result is not None:  # reported at the child's verdict, before its listing
+    if ran.late is not None and ran.late.result is not None:  # told at the child's final message, before it ended
         return ran.late.end()
     return _report(job, outcome, ran)
 
@@ -143,7 +143,7 @@ class _Ran:
     judge: Judge
     run: sandbox.SandboxRun | None
     malformed: str  # why the engine stopped reading the child, when `run` is None
-    late: _EarlyVerdict | None = None  # the CPU tier: the verdict reported before the SASS listing
+    late: _EarlyVerdict | None = None  # the verdict told at the child's final message, before it ended
 
 
 LATE_GRACE_S = 3.0  # after the verdict, how long the child has to send the SASS listing and end
