@@ -29,9 +29,8 @@ def snapshot(roots: dict[str, int]) -> dict[str, dict[str, float]]:
     for name, root in roots.items():
         if root not in table:
             continue
-        _, own, reaped = table[root]
-        below = reaped + sum(table[pid][1] + table[pid][2] for pid in tree_cpu.descendants(table, root))
-        taken[name] = {"own_s": own, "below_s": below}
+        below = table[root].reaped + sum(table[p].own + table[p].reaped for p in tree_cpu.descendants(table, root))
+        taken[name] = {"own_s": table[root].own, "below_s": below}
     return taken
 
 

@@ -232,12 +232,11 @@ def _run(job: Job, outcome: Outcome, start: _Started, uid: int | None, module_ru
         _measure_on_device(job, judge, request, outcome.device)
     elif backend == "sim":
         _listing_kept(job, judge, request, outcome.device)
-    late = None
     if backend == "sim" and "cached" not in request:  # a new source: its verdict goes before its listing
         request["listing_after_verdict"] = True
-        late = _EarlyVerdict(job, outcome, judge)
-    elif backend == "cuda":  # the verdict before the child's CUDA context is torn down
-        late = _EarlyVerdict(job, outcome, judge)
+    # on a GPU the verdict goes before the child's CUDA context is torn down
+    told_early = backend == "cuda" or request.get("listing_after_verdict")
+    late = _EarlyVerdict(job, outcome, judge) if told_early else None
     spare.note_compile(job.exercise.language == "numba" and not (request.get("cached") or {}).get("answer"))
     # a spare child already warm, or None: a cold start; the next spare rehearses this lab's check (on a GPU)
     warm = _take_spare(backend, limits, start.extra, _rehearsal(job, backend, runs))

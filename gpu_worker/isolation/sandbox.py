@@ -498,22 +498,17 @@ class _Session:
             self.cgroup.remove()
             self.cgroup = None
 
-    def cpu_so_far(self) -> float | None:
-        """The job's CPU seconds until now: its cgroup's count, else its living process tree's (`tree_cpu`)."""
+    def cpu_so_far(self) -> tuple[float | None, str]:
+        """The job's CPU seconds until now and what counted them: its cgroup, else its living process tree
+        (`tree_cpu`), read while every process is still alive to be read."""
         if self.cgroup is not None and (counted := self.cgroup.cpu_seconds()) is not None:
-            return counted
-        return tree_cpu.cpu_seconds(self.proc.pid)
+            return counted, "cgroup"
+        return tree_cpu.cpu_seconds(self.proc.pid), "processes at the final message"
 
     def count_cpu_at_final(self) -> None:
-        """The job's CPU seconds at its final message, for a verdict reported there: its cgroup's count so far
-        (`stop` reads the whole of it later, teardown included), else its process tree's, read now while every
-        process is still alive to be read."""
-        counted = self.cgroup.cpu_seconds() if self.cgroup is not None else None
-        if counted is not None:
-            self.cpu_seconds, self.cpu_counted_by = counted, "cgroup"
-        else:
-            self.cpu_seconds = tree_cpu.cpu_seconds(self.proc.pid)
-            self.cpu_counted_by = "processes at the final message"
+        """The job's CPU seconds at its final message, for a verdict reported there (`stop` reads a cgroup's
+        whole count later, teardown included)."""
+        self.cpu_seconds, self.cpu_counted_by = self.cpu_so_far()
 
     oom_kills = 0
     peak_memory: int | None = None
@@ -755,7 +750,7 @@ def _run(
                         selector.unregister(key.fd)
                         os.close(key.fd)
                         if warm_up_pending:  # a spare's warm-up, counted while its job reads the request
-                            session.warm_up_cpu_seconds, warm_up_pending = session.cpu_so_far(), False
+                            session.warm_up_cpu_seconds, warm_up_pending = session.cpu_so_far()[0], False
                     continue
                 try:
                     chunk = os.read(key.fd, 1 << 16)
@@ -776,7 +771,8 @@ def _run(
                             final_seen = True
                             session.count_cpu_at_final()
                             deadline = min(deadline, time.monotonic() + grace_seconds)
-                            so_far = _so_far(session, out_fd, limits.output_bytes, started, the_plan, job_uid)
+                            if on_final is not None or leave_at_final:
+                                so_far = _so_far(session, out_fd, limits.output_bytes, started, the_plan, job_uid)
                             if on_final is not None:
                                 on_final(so_far)
                             if leave_at_final:

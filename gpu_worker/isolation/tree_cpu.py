@@ -14,12 +14,23 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
+from typing import NamedTuple
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def processes() -> dict[int, tuple[int, float, float]]:
-    """pid -> (parent pid, own CPU seconds, its reaped children's CPU seconds), for every living process."""
+class Process(NamedTuple):
+    """One process as /proc tells it: its parent, its own and its reaped children's CPU seconds, and whether it
+    has ended (a zombie: its descendants are then another's, and their seconds lost to it)."""
+
+    ppid: int
+    own: float
+    reaped: float
+    ended: bool
+
+
+def processes() -> dict[int, Process]:
+    """pid -> `Process`, for every process still in /proc."""
     found = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -32,15 +43,15 @@ def processes() -> dict[int, tuple[int, float, float]]:
         # the command name (field 2) may hold spaces and parentheses: the fields after it follow its last ')'
         fields = text[text.rfind(b")") + 2 :].split()  # state ppid ... utime(11) stime(12) cutime(13) cstime(14)
         own, reaped = int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14])
-        found[int(name)] = (int(fields[1]), own / TICKS, reaped / TICKS)
+        found[int(name)] = Process(int(fields[1]), own / TICKS, reaped / TICKS, fields[0] in (b"Z", b"X"))
     return found
 
 
-def descendants(table: dict[int, tuple[int, float, float]], root: int) -> list[int]:
+def descendants(table: dict[int, Process], root: int) -> list[int]:
     """The living descendants of `root` in a `processes()` table."""
     children: dict[int, list[int]] = defaultdict(list)
-    for pid, (ppid, _, _) in table.items():
-        children[ppid].append(pid)
+    for pid, entry in table.items():
+        children[entry.ppid].append(pid)
     found, todo = [], list(children.get(root, ()))
     while todo:
         pid = todo.pop()
@@ -49,23 +60,11 @@ def descendants(table: dict[int, tuple[int, float, float]], root: int) -> list[i
     return found
 
 
-def _ended(pid: int) -> bool:
-    """Whether `pid` is gone or a zombie: its descendants are then another's, and their seconds lost to it."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            text = f.read()
-    except OSError:
-        return True
-    return text[text.rfind(b")") + 2 :].split()[0] in (b"Z", b"X")
-
-
 def cpu_seconds(root: int) -> float | None:
     """CPU seconds used so far by `root` and every living descendant of it (and their reaped children); None
     when `root` has ended (a job read after its end: its processes' seconds went with them, and a count of
     what is left would say less than it used)."""
-    if _ended(root):
-        return None
     table = processes()
-    if root not in table:
+    if root not in table or table[root].ended:
         return None
-    return sum(own + reaped for _, own, reaped in (table[pid] for pid in [root, *descendants(table, root)]))
+    return sum(table[pid].own + table[pid].reaped for pid in [root, *descendants(table, root)])
