@@ -35,6 +35,11 @@ class WorkerSettings(BaseSettings):
     slice_kind: Literal["", "full", "mig", "mps", "timeslice"] = ""
     worker_name: str = ""  # the Celery node name; empty: <queue>@<host>. The planner's exports set one per slice
     results_queue: str = "web"
+    # How long a run's first unsent event waits for the ones after it, to go to the web side as one task
+    # (`service._Reporter`): events come in bursts (compiled, occupancy and figures at once; a size's check and
+    # timing), and under a class's load one task per event queued the claims of every job behind them.
+    # 0 sends each event as it comes.
+    event_linger_seconds: float = Field(default=0.02, ge=0.0, le=1.0)
     # Where the web side answers a worker's claim on a job (its job ledger); empty: the broker.
     result_backend: str = Field(
         default="", validation_alias=AliasChoices("WARPLAB_RESULT_BACKEND", "CELERY_RESULT_BACKEND")

@@ -19,8 +19,15 @@ DATABASE_RETRIES = {
 }
 
 
+@shared_task(name="labs.record_events", **DATABASE_RETRIES)
+def record_events(submission_id: int, events: list[dict], attempt: int | None = None) -> None:
+    """A batch of one run's events, as workers send them (`gpu_worker.worker.service._Reporter`)."""
+    services.record_events(submission_id, events, attempt)
+
+
 @shared_task(name="labs.record_event", **DATABASE_RETRIES)
 def record_event(submission_id: int, event: dict, attempt: int | None = None) -> None:
+    """One event, as workers sent them before batches: a delivery queued across an upgrade still lands."""
     services.record_event(submission_id, event, attempt)
 
 

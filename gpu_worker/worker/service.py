@@ -1,7 +1,8 @@
 """The Celery service: consume one slice's queue, run each job in the engine, report to the web queue.
 
-Events go to the web side as `labs.record_event` tasks on the `web` queue, where
-they are stored and broadcast on the submission's channel-layer group; the
+Events go to the web side as `labs.record_events` tasks on the `web` queue, a
+run's events that came within `event_linger_seconds` of each other in one task;
+there they are stored and broadcast on the submission's channel-layer group; the
 final event travels with the result (`labs.record_result`) so that a viewer who
 is told `done` can already read the stored result. Nothing here imports Django.
 
@@ -25,6 +26,7 @@ import functools
 import logging
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -92,43 +94,83 @@ def _report(name: str, *args: Any, patient: bool = False) -> None:
     app.send_task(name, args=list(args), queue=settings.results_queue, retry_policy=policy)
 
 
+EVENTS_TASK = "labs.record_events"
+
+
 class _Reporter:
-    """Sends events as they come; keeps the final one back to travel with the result, sent once (`finish`).
+    """Sends a run's events in batches; keeps the final one back to travel with the result, sent once (`finish`).
+
+    The first event not yet sent starts a timer of `event_linger_seconds`; what the engine tells meanwhile joins
+    it, and the timer sends them all as one `labs.record_events` task (`flush`). Sending holds the reporter's
+    lock, so batches leave in order and `finish` sends what is pending before the result.
 
     An event told after the final one but numbered before it (the CPU tier's SASS listing, `engine._EarlyVerdict`)
     is sent too: the web side keeps it in its place and merges it into the stored result.
     """
 
-    def __init__(self, submission_id: int, attempt: int | None = None):
+    def __init__(self, submission_id: int, attempt: int | None = None, linger: float | None = None):
         self.submission_id, self.attempt = submission_id, attempt
+        self.linger = settings.event_linger_seconds if linger is None else linger
         self.seq_offset = 1000 * ((attempt or 1) - 1)  # a rerun's events must not collide with the lost run's
         self.final: dict | None = None
         self.last_seq = 1
         self.finished = False
+        self.pending: list[dict] = []
+        self.lock = threading.RLock()
+        self.timer: threading.Timer | None = None
 
     def __call__(self, event: Event) -> None:
         payload = event.to_wire()
         payload["seq"] += self.seq_offset
-        if self.final is not None and payload["seq"] >= self.final["seq"]:  # the web side would drop it
-            log.warning("event %s of submission %s after its final event dropped", payload["type"], self.submission_id)
-            return
-        self.last_seq = max(self.last_seq, payload["seq"])
-        if payload["type"] in ("done", "error"):
-            self.final = self.final or payload
-        else:
+        with self.lock:
+            if self.final is not None and payload["seq"] >= self.final["seq"]:  # the web side would drop it
+                log.warning(
+                    "event %s of submission %s after its final event dropped", payload["type"], self.submission_id
+                )
+                return
+            self.last_seq = max(self.last_seq, payload["seq"])
+            if payload["type"] in ("done", "error"):
+                self.final = self.final or payload
+                return
+            self.pending.append(payload)
+            if self.linger <= 0:
+                self.flush()
+            elif self.timer is None:
+                self.timer = threading.Timer(self.linger, self.flush)
+                self.timer.daemon = True
+                self.timer.start()
+
+    def flush(self) -> None:
+        """Send the pending events as one task now (the timer's work; `finish` and the task's end call it too)."""
+        with self.lock:
+            if self.timer is not None:
+                self.timer.cancel()
+                self.timer = None
+            batch, self.pending = self.pending, []
+            if not batch:
+                return
             try:
-                _report("labs.record_event", self.submission_id, payload, self.attempt)
+                _report(EVENTS_TASK, self.submission_id, batch, self.attempt)
             except Exception as exc:  # the broker is away: the run goes on, its result will say how it ended
-                log.warning("event of submission %s dropped (%s: %s)", self.submission_id, type(exc).__name__, exc)
+                log.warning(
+                    "%d event(s) of submission %s dropped (%s: %s)",
+                    len(batch),
+                    self.submission_id,
+                    type(exc).__name__,
+                    exc,
+                )
 
     def finish(self, result: Result) -> None:
-        if self.finished:  # reported already, as the engine told the final event (`run_job`'s `on_result`)
-            return
-        self.finished = True
-        kind = "error" if result.verdict == "error" else "done"
-        fallback = Event.of(kind, self.last_seq + 1, verdict=result.verdict, message=result.message)
-        final = self.final or fallback.to_wire()
-        _report("labs.record_result", self.submission_id, result.to_wire(), final, self.attempt, patient=True)
+        with self.lock:
+            if self.finished:  # reported already, as the engine told the final event (`run_job`'s `on_result`)
+                self.flush()  # a late listing told since
+                return
+            self.finished = True
+            self.flush()
+            kind = "error" if result.verdict == "error" else "done"
+            fallback = Event.of(kind, self.last_seq + 1, verdict=result.verdict, message=result.message)
+            final = self.final or fallback.to_wire()
+            _report("labs.record_result", self.submission_id, result.to_wire(), final, self.attempt, patient=True)
 
 
 @functools.cache

@@ -1,7 +1,7 @@
 """Every state change of a run; views, consumers, tasks and the other packages' services call these.
 
-`submit_run` saves a submission and sends its job to a worker queue, `record_event`
-stores and broadcasts each streamed event, `record_result` stores the result
+`submit_run` saves a submission and sends its job to a worker queue, `record_events`
+stores and broadcasts a worker's streamed events (a batch at a time), `record_result` stores the result
 document once; `claim_run` and `reap_runs` keep the job ledger (`labs.runs.ledger`:
 claims, leases, the attempt cap, jobs the broker lost); `request_profile` and
 `record_profile` run Nsight Compute off the verdict's path. A job carries the
@@ -21,6 +21,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from pydantic import ValidationError
 
 from gpu_worker.protocol import LANGUAGES, MAX_SOURCE_BYTES, Event, ExerciseRef, Harness, Job, Result
 from labs.fleet import budgets, heartbeats, languages, stats
@@ -194,42 +195,70 @@ def _store_event(submission: Submission, payload: dict) -> bool:
     return True
 
 
-def _broadcast(submission: Submission, payload: dict) -> None:
+def _broadcast(submission: Submission, *payloads: dict) -> None:
+    """Tell the run's viewers these events, in this order, through one trip into the event loop."""
     layer = get_channel_layer()
-    if layer is not None:
-        async_to_sync(layer.group_send)(submission.group_name, {"type": "submission.event", "event": payload})
+    if layer is None or not payloads:
+        return
+
+    async def send_all() -> None:
+        for payload in payloads:
+            await layer.group_send(submission.group_name, {"type": "submission.event", "event": payload})
+
+    async_to_sync(send_all)()
 
 
 def record_event(submission_id: int, payload: dict, attempt: int | None = None) -> None:
-    """Store and broadcast one event from a worker.
+    """Store and broadcast one event from a worker (`record_events` with one)."""
+    record_events(submission_id, [payload], attempt)
+
+
+def record_events(submission_id: int, payloads: list[dict], attempt: int | None = None) -> int:
+    """Store and broadcast a worker's events of one run, in the order sent; the number stored.
+
+    A worker sends a run's events in batches (`gpu_worker.worker.service._Reporter`): one task, one
+    transaction and one lock of the run's row for each batch rather than for each event, so that under a class's
+    load the web queue, where every job's claim waits too, is not a queue of single progress events.
 
     Dropped: an event from an attempt that is not the run's current one, and an event of a finished run
     numbered after its final event. A run's story ends with its final event, stored with its result
     (`record_result`): a straggler numbered after it would be told after the end, so it is not told at all.
     One numbered before it (a report that waited out a database restart in Celery's retries) takes its place
-    inside the story. The run's row is locked while the event is stored, so a result cannot land between the
-    check and the row.
+    inside the story. The run's row is locked while the events are stored, so a result cannot land between the
+    check and the rows. An event that breaks the contract is dropped alone, with a warning.
     """
-    event = Event.model_validate(payload).to_wire()
+    events = []
+    for payload in payloads:
+        try:
+            events.append(Event.model_validate(payload).to_wire())
+        except ValidationError as exc:
+            log.warning("malformed event for submission %s dropped: %s", submission_id, exc.errors()[0]["msg"])
+    if not events:
+        return 0
     with transaction.atomic():
         submission = Submission.objects.select_for_update().select_related("exercise").filter(pk=submission_id).first()
         if submission is None:
-            log.warning("event for unknown submission %s dropped", submission_id)
-            return
+            log.warning("%d event(s) for unknown submission %s dropped", len(events), submission_id)
+            return 0
         if submission.finished:
-            stored = _store_late_event(submission, event, attempt)
+            stored = [event for event in events if _store_late_event(submission, event, attempt)]
         elif attempt is not None and not ledger.accepts(submission, attempt):
-            log.info("event of attempt %s of run %s dropped: not its current attempt", attempt, submission_id)
-            return
+            log.info(
+                "%d event(s) of attempt %s of run %s dropped: not its current attempt",
+                len(events),
+                attempt,
+                submission_id,
+            )
+            return 0
         else:
             now = timezone.now()
             updates: dict[str, Any] = {"last_event_at": now, **ledger.renew(submission, now)}
-            if event["type"] == "started":
+            if any(event["type"] == "started" for event in events):
                 updates |= {"status": Status.RUNNING, "started_at": now}
             Submission.objects.filter(pk=submission.pk).update(**updates)
-            stored = _store_event(submission, event)
-    if stored:
-        _broadcast(submission, event)
+            stored = [event for event in events if _store_event(submission, event)]
+    _broadcast(submission, *stored)
+    return len(stored)
 
 
 def _store_late_event(submission: Submission, event: dict, attempt: int | None) -> bool:

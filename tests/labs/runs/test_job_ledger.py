@@ -82,6 +82,9 @@ def test_a_lost_attempts_late_reports_are_dropped(run):
     assert stale is False and not run.events.filter(seq=5).exists()
     services.record_event(run.pk, {"type": "log", "seq": 1005, "message": "from attempt 2"}, attempt=2)
     assert run.events.filter(seq=1005).exists()
+    lost_batch = [{"type": "log", "seq": 6, "message": "lost"}, {"type": "log", "seq": 7, "message": "lost too"}]
+    assert services.record_events(run.pk, lost_batch, attempt=1) == 0
+    assert not run.events.filter(seq__in=(6, 7)).exists()
 
 
 def test_each_event_renews_the_lease(run):

@@ -52,6 +52,28 @@ async def test_the_result_is_stored_before_done_is_sent(alice, run):
 
 
 @pytest.mark.asyncio
+async def test_a_workers_batch_is_stored_and_told_in_order_and_a_malformed_event_is_dropped_alone(alice, run):
+    ws = connect(alice, run.public_id)
+    await ws.connect()
+    await ws.receive_json_from(timeout=5)
+    batch = [
+        {"type": "started", "seq": 2, "backend": "sim"},
+        {"type": "no-such-type", "seq": 3},
+        {"type": "compiled", "seq": 4},
+        {"type": "check", "seq": 5, "passed": True},
+    ]
+    assert await sync_to_async(services.record_events)(run.pk, batch) == 3
+    told = [(await ws.receive_json_from(timeout=5))["event"] for _ in range(3)]
+    assert [(e["type"], e["seq"]) for e in told] == [("started", 2), ("compiled", 4), ("check", 5)]
+    assert await ws.receive_nothing(timeout=0.5)
+    await sync_to_async(run.refresh_from_db)()
+    assert run.status == "running"
+    stored = await sync_to_async(list)(run.events.order_by("seq").values_list("type", flat=True))
+    assert stored == ["queued", "started", "compiled", "check"]
+    await ws.disconnect()
+
+
+@pytest.mark.asyncio
 async def test_a_redelivered_event_is_not_sent_twice(alice, run):
     ws = connect(alice, run.public_id)
     await ws.connect()
