@@ -42,10 +42,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench import host_cpu  # noqa: E402
+from gpu_worker.isolation.child import OUTSIDE_STEP  # noqa: E402
 from gpu_worker.measurement import gpu_lock  # noqa: E402
 
 EXERCISE = "vector-add"
 FINAL = ("done", "error")
+OTHER_PROCESSES = "the sandbox's other processes"  # a spare's tree at the hand-over less its child's own count
 NOT_READY = ("starting", "calibrating", "warming", "initialising", "initializing")  # heartbeat states
 TARGETS = {"p50": 1.5, "p95": 4.0, "cold_ready": 5.0, "static_p50": 0.6, "verdict_p50": 1.5}  # seconds (the issues')
 
@@ -222,7 +224,9 @@ async def run_one(user: Any, language: str, source: str, timeout: float) -> dict
     record["sandbox_cpu_s"] = sandbox.get("cpu_seconds")
     record["sandbox_cpu_counted_by"] = sandbox.get("cpu_counted_by")
     record["warm_up_cpu_s"] = sandbox.get("warm_up_cpu_seconds")  # the spare's whole tree at the hand-over
-    record["warm_up_steps_cpu_s"] = sandbox.get("warm_up_steps_cpu_s") or {}  # the spare's own count, by step
+    record["warm_up_steps_cpu_s"] = steps = dict(sandbox.get("warm_up_steps_cpu_s") or {})  # the spare's own, by step
+    if OUTSIDE_STEP in steps and record["warm_up_cpu_s"] is not None:  # the steps are its whole process's count
+        steps[OTHER_PROCESSES] = round(max(0.0, record["warm_up_cpu_s"] - sum(steps.values())), 4)
     record["figures"] = len(result.get("figures") or [])
     sizes = (result.get("timing") or {}).get("sizes") or []
     record["timed_sizes"] = [  # where the job's timing went, size by size (the measuring process's clock)

@@ -102,7 +102,7 @@ class Judge:
         if kind == "hello":  # its uid is the child's word; the job's uid is the one the engine leased
             # a spare's CPU seconds by warm-up step: its own count, made before any learner code was in it
             steps = message.get("warm_up_cpu_s") or {}
-            self.warm_up_cpu_s = {str(k)[:40]: round(float(v), 4) for k, v in list(steps.items())[:8]}
+            self.warm_up_cpu_s = {str(k)[:40]: round(float(v), 4) for k, v in list(steps.items())[:12]}
             if self.trusts_checks and message.get("rehearsal_problems"):  # the measuring process, before its job
                 log.warning("spare's rehearsal warmed only in part: %s", list(message["rehearsal_problems"])[:5])
         elif kind == "compiled":

@@ -323,6 +323,11 @@ def _correctness(backend: Any, profile: Any) -> contextlib.AbstractContextManage
 
 
 WARM_UP_CPU_S: dict[str, float] = {}  # a spare's CPU seconds by warm-up step (this process's own), for `hello`
+STARTED_STEP = "process start"
+# this process's CPU in none of the steps, up to `hello`: its threads' (the CUDA driver's among them) while it
+# waited, and the hand-over; with the steps it is the process's whole count, so the sandbox's other processes
+# (the compile process, bwrap) are the hand-over's tree count less these
+OUTSIDE_STEP = "outside the steps"
 
 
 @contextlib.contextmanager
@@ -391,6 +396,8 @@ def _become_spare(argv: list[str], writer: MessageWriter, request_fd: int) -> li
     argv: BACKEND CPU_SECONDS [no-compiler] [rehearse=JSON]. Returns what the rehearsal could not warm, for the
     job's `hello` (the worker logs it)."""
     backend, cpu_seconds, options = argv[0], int(argv[1]), argv[2:]
+    # this process's CPU before the first step: bwrap's set-up in it, the interpreter's start, this module's imports
+    WARM_UP_CPU_S[STARTED_STEP] = round(time.process_time(), 4)
     problem = _warm_up(backend, compiler="no-compiler" not in options)
     writer.send({"type": "ready", **({"problem": problem} if problem else {})})
     problems: list[str] = []
@@ -464,6 +471,8 @@ def main(argv: list[str]) -> int:
 
             os.environ[UNCHECKED_ENV] = "1"
         _drop_privileges(request.get("drop_uid"), request.get("drop_gid"))
+        if WARM_UP_CPU_S:
+            WARM_UP_CPU_S[OUTSIDE_STEP] = round(max(0.0, time.process_time() - sum(WARM_UP_CPU_S.values())), 4)
         hello = {"type": "hello", "pid": os.getpid(), "uid": os.getuid(), "gid": os.getgid()}
         hello.update({"rehearsal_problems": warming} if warming else {})
         writer.send({**hello, **({"warm_up_cpu_s": WARM_UP_CPU_S} if WARM_UP_CPU_S else {})})

@@ -264,3 +264,16 @@ def test_whether_the_next_spare_warms_a_compiler(monkeypatch, rule, history, war
     for needed in history:
         spare.note_compile(needed)
     assert spare.wants_compiler() is warm
+
+
+def test_a_warm_jobs_warm_up_is_counted_whole_by_step_and_no_more_than_its_sandboxs_count(spares):
+    from gpu_worker.isolation.child import OUTSIDE_STEP, STARTED_STEP
+
+    run(alices_job(module_with("")))
+    warm = run(alices_job(module_with(f"# {unique_token()}"))).result
+    steps = warm.sandbox["warm_up_steps_cpu_s"]
+    assert {STARTED_STEP, "engine imports", "backend imports", OUTSIDE_STEP} <= set(steps), steps
+    assert steps[STARTED_STEP] > 0  # an interpreter's start is never free
+    # the steps are the spare's own process's whole count: never more than its sandbox's tree at the hand-over
+    tree = warm.sandbox.get("warm_up_cpu_seconds")
+    assert tree is None or sum(steps.values()) <= tree + 0.05, (steps, tree)
