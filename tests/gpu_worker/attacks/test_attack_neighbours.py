@@ -75,15 +75,30 @@ MEMORY = [
     (
         "four forked children of 768 MB each",
         """
+        import select
         import numpy as np
+        # each child holds its memory until every one has its own or died: all four at once, however slowly a
+        # loaded machine runs them (without the wait, one could end before the next had written its pages)
+        ready_r, ready_w = os.pipe()
+        go_r, go_w = os.pipe()
         pids = []
         for _ in range(4):
             pid = os.fork()
             if pid == 0:
                 hog = np.ones({CHILD_MB} << 20, dtype=np.uint8)  # every page written
+                os.write(ready_w, b"x")
+                os.read(go_r, 1)  # the parent closes it
                 os._exit(0)
             pids.append(pid)
-        return [os.waitpid(pid, 0)[1] for pid in pids]
+        ended, ready, deadline = {}, 0, time.monotonic() + 20
+        while ready + len(ended) < 4 and time.monotonic() < deadline:
+            if select.select([ready_r], [], [], 0.1)[0]:
+                ready += len(os.read(ready_r, 4))
+            pid, status = os.waitpid(-1, os.WNOHANG)
+            if pid:
+                ended[pid] = status
+        os.close(go_w)
+        return [ended[pid] if pid in ended else os.waitpid(pid, 0)[1] for pid in pids]
         """,
     ),
 ]
