@@ -24,7 +24,9 @@
 # do_bench side by side), goals-new / goals-old (bench/curriculum_goals.py), mps (bench/device_mps.sh, whose
 # trap always quits its MPS daemon), ladder (bench/softmax_ladder.py, module 4's softmax at every rung, into
 # $WORK/ladder, its JSON and table copied to $OUT), child-profile (bench/child_profile.py: warm vector-add jobs, each
-# sandbox's CPU seconds and its measuring child's cProfile, child-profile.md copied to $OUT). The first argument is the call's budget in seconds. A step is skipped
+# sandbox's CPU seconds and its measuring child's cProfile, child-profile.md copied to $OUT), startup (bench/interpreter_start.sh: what the sandboxed child's interpreter
+# spends before its first line, with BLAS on one thread and without), ncu-metrics (does this ncu know the SASS
+# counters that would judge active lanes per memory request on a GPU). The first argument is the call's budget in seconds. A step is skipped
 # when less than its floor is left. Everything is written under /tmp/session and packed after every step into
 # $OUT/session.tgz, beside $OUT/stdout.txt and $OUT/calibration.json (the tool brings back 8 files at most).
 source bench/device_setup.sh || exit 1
@@ -114,6 +116,12 @@ step() {
                     check-labs --backend cuda --jobs 4 --ncu-goals --json '"$WORK"'/check-labs-cuda-ncu.json \
                     > '"$WORK"'/check-labs-cuda-ncu.txt 2>&1; rc=$?; tail -60 '"$WORK"'/check-labs-cuda-ncu.txt; exit $rc'
                 cp "$WORK/check-labs-cuda-ncu.json" "$OUT/" 2>/dev/null ;;  # after the step: also when its ceiling stopped it
+            startup) step startup 60 20 sh -c 'bash bench/interpreter_start.sh | tee '"$WORK"'/interpreter-start.txt' ;;
+            ncu-metrics)  # whether this ncu knows the SASS counters of active lanes per memory instruction (issue 28)
+                step ncu-metrics 60 20 sh -c 'ncu=$(python3 -c "from gpu_worker.measurement.ncu import find_ncu, real_ncu; \
+                    n = find_ncu(); print(real_ncu(n) if n else \"\")"); echo "ncu: $ncu"; [ -n "$ncu" ] && \
+                    "$ncu" --query-metrics --chip gh100 | tee '"$WORK"'/ncu-metrics.txt | grep -E \
+                    "smsp__sass_(thread_)?inst_executed_op_global_(ld|st)(_pred_on)?|smsp__thread_inst_executed_per_inst"' ;;
             child-profile) step child-profile 90 40 sh -c 'python3 bench/child_profile.py --out '"$WORK"'/child-profile \
                 && cp '"$WORK"'/child-profile/child-profile.md '"$OUT"'/' ;;
             stability) step stability 130 60 python3 bench/gpu_engine.py --sections stability --out "$WORK/engine" ;;

@@ -63,6 +63,12 @@ NOBODY = 65534
 PR_SET_PDEATHSIG = 1
 _LIBC = ctypes.CDLL(None, use_errno=True)  # loaded once here: a forked child about to exec must not dlopen
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
+# NumPy's BLAS starts a thread per host core at import, and OpenBLAS's threads spin before they sleep: every
+# process of a job (the child, the learner's compile process) pays for that before its first line. Run 28 counted
+# 1.3 CPU seconds of a spare's start on a 16-core GPU host against 0.2 s on 2 cores (docs/benchmarks.md;
+# bench/interpreter_start.sh splits it). A job's checks on the host are small (a GPU job's are computed on the
+# GPU), and a job is one core's worth of the host's CPU.
+ONE_THREAD_BLAS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 PASSED_THROUGH = (
     "CUDA_VISIBLE_DEVICES",
     "CUDA_DEVICE_ORDER",
@@ -221,6 +227,7 @@ def _environment(backend: str) -> dict[str, str]:
         "PYTHONNOUSERSITE": "1",
         "NUMBA_CACHE_DIR": "/tmp/numba-cache",
         "CUDA_CACHE_PATH": "/tmp/cuda-cache",
+        **ONE_THREAD_BLAS,
     }
     if toolkit is not None:
         env["CUDA_HOME"] = str(toolkit)

@@ -74,6 +74,11 @@ def test_it_passes_no_secrets():
     assert environ["HOME"].startswith("/tmp/job-") and environ["NUMBA_ENABLE_CUDASIM"] == "1"
 
 
+def test_a_jobs_blas_runs_on_one_thread_not_one_per_host_core():
+    environ = probe()["environ"]
+    assert {environ.get(name) for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")} == {"1"}
+
+
 def test_it_runs_as_a_uid_of_its_own_that_the_engine_chose_and_reports():
     uid = probe_run().result.sandbox["uid"]
     if os.geteuid() == 0:  # a root worker leases one uid per running job
