@@ -20,9 +20,10 @@ counters into facts; here those facts become the goals' figures:
   tiled matmul re-reads its inputs n / tile times) reads a larger figure here than its target was written for.
 - `lanes_per_request` stays the CPU tier's: no counter verified here counts active lanes per memory
   instruction (`smsp__thread_inst_executed_per_inst_executed` averages every instruction, not the memory
-  ones). The SASS counters `smsp__sass_thread_inst_executed_op_global_{ld,st}_pred_on` over
-  `smsp__sass_inst_executed_op_global_{ld,st}` would, but no real log here holds them yet, and a metric name
-  this ncu did not know would fail the goals' whole run.
+  ones). Nsight Compute 2025.3.1 on gh100 has no SASS thread counter per memory space either (run 28 asked
+  `--query-metrics`: `sm__sass_thread_inst_executed_op_memory_pred_on` counts every memory instruction's
+  lanes, of every space, beside warp instruction counts per space such as `sm__sass_inst_executed_op_global_ld`),
+  and a metric name this ncu did not know would fail the goals' whole run.
 
 A figure within `TOLERANCE` of its target meets it: ncu counts a few wavefronts the executor does not (1.03
 ways on a padded, conflict-free 32x33 tile, H200, 2026-12-02), and

@@ -64,10 +64,10 @@ PR_SET_PDEATHSIG = 1
 _LIBC = ctypes.CDLL(None, use_errno=True)  # loaded once here: a forked child about to exec must not dlopen
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 # NumPy's BLAS starts a thread per host core at import, and OpenBLAS's threads spin before they sleep: every
-# process of a job (the child, the learner's compile process) pays for that before its first line. Run 28 counted
-# 1.3 CPU seconds of a spare's start on a 16-core GPU host against 0.2 s on 2 cores (docs/benchmarks.md;
-# bench/interpreter_start.sh splits it). A job's checks on the host are small (a GPU job's are computed on the
-# GPU), and a job is one core's worth of the host's CPU.
+# process of a job (the child, the learner's compile process) paid for that before its first line. On the 16-core
+# H100 host `import numpy` took 2.18 CPU seconds, 0.37 s with one thread; a spare's start fell from 1.30 to 0.28 s
+# and the host's CPU per graded job from 4.24 to 2.80 s (docs/benchmarks.md, run 28, call 4). A job's checks on
+# the host are small (a GPU job's are computed on the GPU), and a job is one core's worth of the host's CPU.
 ONE_THREAD_BLAS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 PASSED_THROUGH = (
     "CUDA_VISIBLE_DEVICES",
