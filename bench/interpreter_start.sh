@@ -9,13 +9,13 @@
 set -u
 python=${PYTHON:-python3}
 child_env=(env -u PYTHONPATH PYTHONPATH="$PWD" PYTHONDONTWRITEBYTECODE=1)
+# the sandbox's own BLAS variables (`isolation.sandbox.ONE_THREAD_BLAS`), as NAME=VALUE words
+read -r -a one_thread_blas <<< "$("$python" -c 'from gpu_worker.isolation.sandbox import ONE_THREAD_BLAS as b
+print(" ".join(f"{k}={v}" for k, v in b.items()))')"
 # CPU seconds of one command (bash's own `time`: the image may have no /usr/bin/time)
-cpu() { local TIMEFORMAT="%U user + %S sys s"; { time "${child_env[@]}" "$python" "$@" > /dev/null 2>&1; } 2>&1; }
-cpu_one_thread() {
-    local TIMEFORMAT="%U user + %S sys s"
-    { time "${child_env[@]}" OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 "$python" "$@" \
-        > /dev/null 2>&1; } 2>&1
-}
+timed() { local TIMEFORMAT="%U user + %S sys s"; { time "$@" > /dev/null 2>&1; } 2>&1; }
+cpu() { timed "${child_env[@]}" "$python" "$@"; }
+cpu_one_thread() { timed "${child_env[@]}" "${one_thread_blas[@]}" "$python" "$@"; }
 
 echo "interpreter: $("$python" -c 'import sys; print(sys.executable, sys.version.split()[0])'), $(nproc) CPUs"
 echo "== CPU of a bare start, with site and without it (-S: no .pth file runs)"

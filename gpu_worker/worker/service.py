@@ -47,11 +47,6 @@ from gpu_worker.worker.heartbeat import Heart
 
 log = logging.getLogger(__name__)
 settings = WorkerSettings()
-# Warm starts: spare sandboxes, owned by the pool process that runs the tasks, on by default here (only the
-# worker imports this module; the environment can still say 0 or 1). On the H200 a spare takes the first
-# figure from 1.4 s to 0.23 s (C++) and, with Numba's compiler warmed in it, from 2.2 s to 0.22 s (Numba),
-# p50 through the whole pipeline (docs/benchmarks.md, runs 16 and 17).
-spare.set_default(True)
 
 # Not the process's current app on import: a process that only imports this module (a test session beside the
 # web side's tests) keeps its own current app. The worker makes it current when it starts (`worker_main`).
@@ -333,6 +328,12 @@ def serve(pool: str | None = None, loglevel: str = "INFO", name: str | None = No
     does), so a profile never stands in front of a learner's verdict; it neither calibrates nor beats.
     """
     queue = settings.queue if pool is None else ("sim" if pool == "sim" else f"gpu.{pool}")
+    # Warm starts: spare sandboxes, owned by the pool process that runs the tasks (forked from this one), on by
+    # default in a worker (the environment can still say 0 or 1), and only there: a process that merely imports
+    # this module (a test of the reporter) keeps its own default. On the H200 a spare takes the first figure from
+    # 1.4 s to 0.23 s (C++) and, with Numba's compiler warmed in it, from 2.2 s to 0.22 s (Numba), p50 through
+    # the whole pipeline (docs/benchmarks.md, runs 16 and 17).
+    spare.set_default(True)
     if lane == "profile":
         _serve_profile_lane(f"{queue}.profile", loglevel, name)
         return

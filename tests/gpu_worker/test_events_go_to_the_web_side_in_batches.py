@@ -11,29 +11,18 @@ import json
 import time
 import uuid
 from collections.abc import Iterator
-from types import ModuleType
 
 import pytest
 import redis
 
-from gpu_worker.isolation import spare
 from gpu_worker.protocol import Event, Result
+from gpu_worker.worker import service
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def service(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    """The worker's service module, imported here rather than at collection: its import turns spare sandboxes on
-    for the whole process (as the worker wants), and every later test of this session would get warm starts."""
-    monkeypatch.setattr(spare, "_default", spare._default)  # put back after the test, whatever the import did
-    from gpu_worker.worker import service
-
-    return service
-
-
-@pytest.fixture
-def queue(monkeypatch: pytest.MonkeyPatch, service: ModuleType) -> Iterator[str]:
+def queue(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     name = f"reporter-test-{uuid.uuid4().hex[:8]}"
     monkeypatch.setattr(service.settings, "results_queue", name)
     yield name
@@ -43,10 +32,8 @@ def queue(monkeypatch: pytest.MonkeyPatch, service: ModuleType) -> Iterator[str]
 
 def sent(queue: str) -> list[tuple[str, list]]:
     """Each task on the queue, oldest first: its name and its arguments."""
-    from gpu_worker.worker.service import settings
-
-    with redis.Redis.from_url(settings.broker_url) as client:
-        messages = client.lrange(settings.broker_prefix + queue, 0, -1)
+    with redis.Redis.from_url(service.settings.broker_url) as client:
+        messages = client.lrange(service.settings.broker_prefix + queue, 0, -1)
     tasks = []
     for raw in reversed(messages):  # kombu pushes on the left and pops on the right
         message = json.loads(raw)
@@ -59,7 +46,7 @@ def seqs(task: tuple[str, list]) -> list[int]:
     return [event["seq"] for event in task[1][1]]
 
 
-def test_events_told_together_go_as_one_task_and_the_rest_before_the_result(service: ModuleType, queue: str) -> None:
+def test_events_told_together_go_as_one_task_and_the_rest_before_the_result(queue: str) -> None:
     reporter = service._Reporter(41, attempt=1, linger=0.05)
     reporter(Event.of("started", 2, backend="sim"))
     reporter(Event.of("compiled", 3))
@@ -80,7 +67,7 @@ def test_events_told_together_go_as_one_task_and_the_rest_before_the_result(serv
     assert sent(queue)[2][1][2]["seq"] == 6  # the final event travels with the result
 
 
-def test_a_late_listing_told_after_the_verdict_is_sent_when_the_job_ends(service: ModuleType, queue: str) -> None:
+def test_a_late_listing_told_after_the_verdict_is_sent_when_the_job_ends(queue: str) -> None:
     reporter = service._Reporter(42, linger=60)  # no timer fires within the test: only finish sends
     reporter(Event.of("started", 2, backend="sim"))
     reporter(Event.of("done", 5, verdict="accepted"))
@@ -96,7 +83,7 @@ def test_a_late_listing_told_after_the_verdict_is_sent_when_the_job_ends(service
     ]
 
 
-def test_with_no_linger_each_event_is_sent_as_it_comes(service: ModuleType, queue: str) -> None:
+def test_with_no_linger_each_event_is_sent_as_it_comes(queue: str) -> None:
     reporter = service._Reporter(43, linger=0)
     reporter(Event.of("started", 2, backend="sim"))
     reporter(Event.of("compiled", 3))
