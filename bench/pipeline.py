@@ -207,6 +207,9 @@ async def run_one(user: Any, language: str, source: str, timeout: float) -> dict
             if kind == "started":
                 record["device"], record["backend"] = event.get("device"), event.get("backend")
                 record["pickup_s"] = round(event["at"] - wall0, 4) if "at" in event else None
+                if isinstance(event.get("received_at"), (int, float)):  # a worker took it; then its claim
+                    record["queue_s"] = round(event["received_at"] - wall0, 4)
+                    record["claim_s"] = event.get("claim_seconds")
             if kind in FINAL:
                 record["verdict"], record["message"] = event.get("verdict", kind), event.get("message", "")
                 break
@@ -357,6 +360,9 @@ def _where_the_time_went(jobs: list[dict[str, Any]]) -> dict[str, Any]:
         # the same split at the worker's clock: submit -> the worker's `started` (the queue and the claim), and
         # every event's hop from the worker to this listener (the web queue's relay, the channel layer)
         "submit_to_worker_started_s": _stats([j["pickup_s"] for j in jobs if j.get("pickup_s") is not None]),
+        # of which: the wait for a worker (submit -> a worker took the delivery) and the claim's round trip
+        "submit_to_worker_took_it_s": _stats([j["queue_s"] for j in jobs if j.get("queue_s") is not None]),
+        "claim_round_trip_s": _stats([j["claim_s"] for j in jobs if j.get("claim_s") is not None]),
         "event_hop_s": _stats([h for j in jobs for h in j.get("hop_s") or []]),
         "started_to_done_s": _stats(between("started", "done")),
         "lock_wait_per_job_s": _stats([sum(s["lock_wait_seconds"] or 0 for s in t) for t in timed]),

@@ -103,8 +103,15 @@ class _Reporter:
     is sent too: the web side keeps it in its place and merges it into the stored result.
     """
 
-    def __init__(self, submission_id: int, attempt: int | None = None, linger: float | None = None):
+    def __init__(
+        self,
+        submission_id: int,
+        attempt: int | None = None,
+        linger: float | None = None,
+        started_facts: dict[str, Any] | None = None,
+    ):
         self.submission_id, self.attempt = submission_id, attempt
+        self.started_facts = started_facts or {}  # the worker's own, added to the run's `started` event
         self.linger = settings.event_linger_seconds if linger is None else linger
         self.seq_offset = 1000 * ((attempt or 1) - 1)  # a rerun's events must not collide with the lost run's
         self.final: dict | None = None
@@ -124,6 +131,8 @@ class _Reporter:
                 )
                 return
             self.last_seq = max(self.last_seq, payload["seq"])
+            if payload["type"] == "started":
+                payload.update(self.started_facts)
             if payload["type"] in ("done", "error"):
                 self.final = self.final or payload
                 return
@@ -243,11 +252,15 @@ def run_job(self: Any, payload: dict) -> str:
         result = Result.of(submission_id, "rejected", settings.backend, "none", broken)
         _Reporter(submission_id).finish(result)
         return result.verdict
+    received = time.time()
     claim = _claim(job.submission_id, str(self.request.id))
     if not claim["run"]:
         log.info("submission %s not run: %s", job.submission_id, claim["reason"])
         return "not run"
-    reporter = _Reporter(job.submission_id, attempt=int(claim["attempt"]))
+    # when this worker took the delivery and how long the ledger took to grant it: the benchmarks split a
+    # job's wait for a worker from its claim's round trip through the web queue with them
+    facts = {"received_at": round(received, 4), "claim_seconds": round(time.time() - received, 4)}
+    reporter = _Reporter(job.submission_id, attempt=int(claim["attempt"]), started_facts=facts)
     if claim["attempt"] > 1:
         again = f"A worker was lost during this run; it is being run again (attempt {claim['attempt']})."
         reporter(Event.of("log", 1, message=again))

@@ -88,3 +88,13 @@ def test_with_no_linger_each_event_is_sent_as_it_comes(queue: str) -> None:
     reporter(Event.of("started", 2, backend="sim"))
     reporter(Event.of("compiled", 3))
     assert [seqs(task) for task in sent(queue)] == [[2], [3]]
+
+
+def test_the_started_event_says_when_the_worker_took_the_delivery_and_how_long_its_claim_took(queue: str) -> None:
+    facts = {"received_at": 1765000000.5, "claim_seconds": 0.042}
+    reporter = service._Reporter(44, linger=0, started_facts=facts)
+    reporter(Event.of("started", 2, backend="sim"))
+    reporter(Event.of("compiled", 3))
+    started, compiled = (task[1][1][0] for task in sent(queue))
+    assert started["received_at"] == 1765000000.5 and started["claim_seconds"] == 0.042
+    assert "claim_seconds" not in compiled  # the worker's facts go with the run's start only
