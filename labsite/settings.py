@@ -118,8 +118,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         # read-only transactions of the processes it starts.
         DATABASES["default"]["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
         DATABASES["default"]["OPTIONS"]["init_command"] = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
-    # A file, not memory, so that worker processes started by the tests share the test database.
-    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / ".run" / "test-db.sqlite3")}
+    # A file, not memory, so that worker processes started by the tests share the test database. Test runs side by
+    # side on one checkout (CI's passes) each name their own: the first to end deletes its file, and a run still
+    # using that file finds its database read-only (the story's load test failed so on 2026-12-07).
+    DATABASES["default"]["TEST"] = {"NAME": env("WARPLAB_TEST_DB", default=str(BASE_DIR / ".run" / "test-db.sqlite3"))}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env("REDIS_URL", default="redis://127.0.0.1:6379/0")
