@@ -1,6 +1,7 @@
 """Fixtures for the labs tests: the real lab content loaded, and the personas."""
 
 import pytest
+from channels.layers import channel_layers
 
 from labs.curriculum.services import sync_labs
 from tests.labs.factories import make_admin, make_instructor, make_student
@@ -10,6 +11,15 @@ from tests.labs.factories import make_admin, make_instructor, make_student
 def fast_password_hashing(settings):
     """The personas' passwords hashed cheaply (no test here checks hashing strength; a login takes ~1 s otherwise)."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def own_channel_layer():
+    """Each test builds its own channel layer. The cached instance keeps state bound to the event loop of the test
+    that used it first (channels_redis's receive lock and buffers), and pytest-asyncio gives each test a loop of its
+    own: a later test's socket failed at its disconnect with "Lock ... is bound to a different event loop" (CI,
+    2026-12-07). Clearing the cache is the remedy Channels' maintainers give (django/channels#876)."""
+    channel_layers.backends.clear()
 
 
 @pytest.fixture
