@@ -12,8 +12,6 @@ kernel on a given CuPy stream and returns a plain dict:
   end of the batch; batches repeat until the median's CI is tight
   (`stats.should_stop`) or the GPU-time budget is spent, each sized by what the
   CI still needs (samples by need: a steady kernel stops after the first 20);
-  while the GPU runs one batch the host enqueues the next (two in flight), so
-  the lock's hold is the larger of the host's and the GPU's work, not their sum;
 - the SM clock (NVML) is read while each batch runs and after it; a batch
   whose clock fell under 75% of the default is dropped and retaken;
 - "hot", for kernels under `graph_below_ms`: K launches captured in a CUDA
@@ -31,7 +29,6 @@ loads on machines without a GPU.
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import math
 import time
@@ -143,16 +140,12 @@ class _Harness:
     """What a measurement needs besides the kernel, made outside the lock."""
 
     flush: _Flusher | None
-    holds: list[_Hold]  # one per batch in flight (`IN_FLIGHT`), or none
+    hold: _Hold | None
     hold_error: str
     reference_clock: int | None
 
 
-# Batches in flight at once: the host enqueues the next batch behind its own hold while the GPU runs the one
-# before, and reads that one only then. One at a time, the GPU idled while the host enqueued and read each batch:
-# a small kernel's size held the lock 0.14 s for 0.043 s of GPU work under 8 learners (run 28).
-IN_FLIGHT = 2
-_KEPT: dict[tuple[int, int, int, bool], tuple[_Flusher | None, list[_Hold], str]] = {}
+_KEPT: dict[tuple[int, int, int, bool], tuple[_Flusher | None, _Hold | None, str]] = {}
 _LAST_TIMED_END = [-math.inf]  # time.monotonic() when this process last let go of the GPU
 
 
@@ -169,19 +162,18 @@ def _harness(cp: Any, config: TimingConfig, nvml: Nvml | None) -> _Harness:
         nbytes = int(config.flush_factor * l2)
     key = (id(cp), device, nbytes, config.hold)
     if key not in _KEPT:
-        holds: list[_Hold] = []
-        hold_error = ""
+        hold, hold_error = None, ""
         if config.hold:
             try:
-                holds = [_Hold(cp) for _ in range(IN_FLIGHT)]
+                hold = _Hold(cp)
             except Exception as exc:  # no pinned memory or no NVRTC: time without it, and say so
-                holds, hold_error = [], f"{type(exc).__name__}: {exc}"[:200]
-        _KEPT[key] = (_Flusher(cp, nbytes) if nbytes else None, holds, hold_error)
-    flush, holds, hold_error = _KEPT[key]
-    for hold in holds:
+                hold_error = f"{type(exc).__name__}: {exc}"[:200]
+        _KEPT[key] = (_Flusher(cp, nbytes) if nbytes else None, hold, hold_error)
+    flush, hold, hold_error = _KEPT[key]
+    if hold is not None:
         hold.timeouts = 0  # counted per measurement
     reference = nvml.reference_clock() if nvml is not None else None
-    return _Harness(flush, holds, hold_error, reference)
+    return _Harness(flush, hold, hold_error, reference)
 
 
 def prepare_harness(cp: Any, nvml: Nvml | None, config: TimingConfig | None = None) -> None:
@@ -197,30 +189,17 @@ def _elapsed(cp: Any, a: Any, b: Any) -> float:
     return float(cp.cuda.get_elapsed_time(a, b))
 
 
-@dataclass
-class _Batch:
-    """A batch of samples enqueued and not yet read: its events and the hold it went behind."""
-
-    begin: Any
-    starts: list[Any]
-    stops: list[Any]
-    hold: _Hold | None
-
-    @property
-    def count(self) -> int:
-        return len(self.starts)
-
-
-def _enqueue(
+def _batch(
     cp: Any,
     launch: Launch,
     stream: Any,
     count: int,
     flush: _Flusher | None,
+    nvml: Nvml | None,
     hold: _Hold | None = None,
     guard: Any = None,
-) -> _Batch:
-    """Enqueue `count` samples with no host sync between them, behind `hold` until the last is enqueued.
+) -> tuple[list[float], float, list[int]]:
+    """`count` samples with no host sync between them; (samples ms, GPU ms spent, clock readings).
 
     With a `guard` (`launch_guard.LaunchGuard`) its `before` runs ahead of each sample's flush and its
     `after` behind each stop event: both outside the timed interval.
@@ -244,25 +223,20 @@ def _enqueue(
     finally:
         if hold is not None:
             hold.release()
-    return _Batch(begin, starts, stops, hold)
-
-
-def _collect(cp: Any, batch: _Batch, nvml: Nvml | None) -> tuple[list[float], float, list[int]]:
-    """Wait for an enqueued batch; (samples ms, GPU ms spent, SM clock readings while it ran and after)."""
     clocks = []
     if nvml is not None and nvml.ok:
-        c = nvml.sm_clock()  # read while the batch (or the one behind it) runs
+        c = nvml.sm_clock()  # read while the batch runs
         if c:
             clocks.append(c)
-    batch.stops[-1].synchronize()
+    stops[-1].synchronize()
     if nvml is not None and nvml.ok:
         c = nvml.sm_clock()
         if c:
             clocks.append(c)
-    if batch.hold is not None:
-        batch.hold.check()
-    samples = [_elapsed(cp, s, e) for s, e in zip(batch.starts, batch.stops, strict=True)]
-    return samples, _elapsed(cp, batch.begin, batch.stops[-1]), clocks
+    if hold is not None:
+        hold.check()
+    samples = [_elapsed(cp, s, e) for s, e in zip(starts, stops, strict=True)]
+    return samples, _elapsed(cp, begin, stops[-1]), clocks
 
 
 def _warmup(cp: Any, launch: Launch, stream: Any, config: TimingConfig) -> tuple[float, float, int]:
@@ -308,31 +282,22 @@ def _cold(
     harness: _Harness,
     guard: Any = None,
 ) -> dict[str, Any]:
-    flush, holds, hold_error, reference = harness.flush, harness.holds, harness.hold_error, harness.reference_clock
+    flush, hold, hold_error, reference = harness.flush, harness.hold, harness.hold_error, harness.reference_clock
     flush_ms = 0.0
-    batch_max = min(config.batch_max, config.hold_batch_max) if holds else config.batch_max
-    rule = _budget_rule(config.rule, budget_ms)
+    batch_max = min(config.batch_max, config.hold_batch_max) if hold else config.batch_max
     samples: list[float] = []
     spent_ms, dropped, batches = 0.0, 0, 0
     all_clocks: list[int] = []
     reason = "noisy"
-    in_flight: collections.deque[_Batch] = collections.deque()
-    stopping = False
     while True:
-        # the next batch goes in behind the one the GPU runs, sized by what the CI needs less what is on its way
-        while not stopping and len(in_flight) < IN_FLIGHT:
-            queued = sum(b.count for b in in_flight)
-            per_sample = est_ms + flush_ms
-            left_ms = budget_ms - spent_ms - queued * per_sample
-            count = _next_count(samples, queued, per_sample, left_ms, batch_max, config)
-            if count <= 0:
-                break
-            hold = holds[batches % len(holds)] if holds else None  # free: its batch was read before this one
-            in_flight.append(_enqueue(cp, launch, stream, count, flush, hold, guard))
-            batches += 1
-        if not in_flight:
-            break
-        batch, ms, clocks = _collect(cp, in_flight.popleft(), nvml)
+        per_sample = est_ms + flush_ms
+        count = min(_samples_needed(samples, config), batch_max, int(config.batch_ms / max(per_sample, 1e-4)))
+        count = max(1, min(count, config.rule.max_samples - len(samples)))
+        left = budget_ms - spent_ms
+        if per_sample * count > left:
+            count = max(1, int(left / max(per_sample, 1e-4)))
+        batch, ms, clocks = _batch(cp, launch, stream, count, flush, nvml, hold, guard)
+        batches += 1
         spent_ms += ms
         all_clocks += clocks
         if flush is not None and batch:
@@ -344,13 +309,12 @@ def _cold(
             dropped += 1
         else:
             samples += batch
-        if stopping:
-            continue  # a batch enqueued before the rule stopped: it ran, and its samples count
-        stop, reason = stats.should_stop(samples, spent_ms / 1000.0, rule)
+        stop, reason = stats.should_stop(samples, spent_ms / 1000.0, _budget_rule(config.rule, budget_ms))
         if stop and guard is not None and guard.count < len(guard.launches):
             continue  # each input set launched once at least, or a kernel slower than the budget (a naive
             # matmul at n = 4096, 12.6 ms on the H200) left a set's outputs poisoned and read as wrong
-        stopping = stop
+        if stop:
+            break
     s = stats.summarize(samples) if samples else None
     return {
         "summary": s.as_dict() if s else None,
@@ -363,28 +327,10 @@ def _cold(
         "sm_clock_min_mhz": min(all_clocks) if all_clocks else None,
         "sm_clock_max_mhz": max(all_clocks) if all_clocks else None,
         "reference_clock_mhz": reference,
-        "hold": bool(holds),
-        "hold_timeouts": sum(h.timeouts for h in holds),
+        "hold": hold is not None,
+        "hold_timeouts": hold.timeouts if hold else 0,
         "hold_error": hold_error,
     }
-
-
-def _next_count(
-    samples: list[float], queued: int, per_sample_ms: float, left_ms: float, batch_max: int, config: TimingConfig
-) -> int:
-    """How many samples the next batch takes: what the CI still needs (`_samples_needed`) less the `queued`
-    ones on their way, within the batch's caps, the rule's maximum and the GPU time `left_ms`. At least one
-    when nothing is on its way (the stopping rule decides the end, not this); else 0 means "wait for those"."""
-    per_sample_ms = max(per_sample_ms, 1e-4)
-    count = min(
-        _samples_needed(samples, config) - queued,
-        batch_max,
-        int(config.batch_ms / per_sample_ms),
-        config.rule.max_samples - len(samples) - queued,
-    )
-    if per_sample_ms * count > left_ms:
-        count = int(left_ms / per_sample_ms)
-    return count if queued else max(1, count)
 
 
 def _samples_needed(samples: list[float], config: TimingConfig) -> int:

@@ -157,16 +157,15 @@ class _FakeGpu:
     def __init__(self, kernel_ms=0.5, flush_ms=0.03, clock=1980, jitter=0.0):
         self.now, self.kernel_ms, self.flush_ms, self.jitter = 0.0, kernel_ms, flush_ms, jitter
         self.launches, self.memsets, self.clock = 0, 0, clock
-        self.waits: list[tuple[int, int]] = []  # each wait on an event: the launches before it, and all enqueued
         self.rng = np.random.default_rng(0)
         gpu = self
 
         class Event:
             def record(self, stream=None):
-                self.t, self.launches = gpu.now, gpu.launches
+                self.t = gpu.now
 
             def synchronize(self):
-                gpu.waits.append((self.launches, gpu.launches))  # (launches before this event, launches enqueued)
+                pass
 
         class Runtime:
             @staticmethod
@@ -285,19 +284,6 @@ def test_a_steady_kernel_stops_after_the_first_batch_and_a_noisy_one_takes_what_
     assert noisy["cold"]["stop_reason"] == "converged"
     assert 20 < noisy["cold"]["summary"]["n"] <= 400  # sized by the CI, not a fixed batch of 100 or more
     assert noisy["cold"]["batches"] >= 2  # a second batch, sized by what the first one left open
-
-
-def test_the_host_enqueues_the_next_batch_before_it_waits_for_the_one_the_gpu_runs():
-    from gpu_worker.measurement.timing import TimingConfig
-
-    gpu = _FakeGpu(kernel_ms=0.5, jitter=0.05)  # noisy: its CI needs several batches of at most 100
-    r = _measure(gpu, config=TimingConfig(first_batch=20, hot_budget_fraction=0.0))
-    cold = r["cold"]
-    assert cold["batches"] >= 3
-    ahead = [enqueued - before for before, enqueued in gpu.waits if enqueued > before]
-    assert ahead, "every batch was read before the next was enqueued: the GPU idled while the host worked"
-    assert max(ahead) <= 100  # one batch ahead at most (`IN_FLIGHT`)
-    assert gpu.memsets == cold["summary"]["n"]  # every sample enqueued was read and kept, the last batch's too
 
 
 def test_a_process_that_just_timed_warms_up_with_a_few_launches_only():
