@@ -6,8 +6,6 @@ sent is read back from the broker's list, as a web-side worker would take it.
 
 from __future__ import annotations
 
-import base64
-import json
 import time
 import uuid
 from collections.abc import Iterator
@@ -17,6 +15,7 @@ import redis
 
 from gpu_worker.protocol import Event, Result
 from gpu_worker.worker import service
+from tests.broker import queued_tasks
 
 pytestmark = pytest.mark.integration
 
@@ -32,14 +31,7 @@ def queue(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 
 def sent(queue: str) -> list[tuple[str, list]]:
     """Each task on the queue, oldest first: its name and its arguments."""
-    with redis.Redis.from_url(service.settings.broker_url) as client:
-        messages = client.lrange(service.settings.broker_prefix + queue, 0, -1)
-    tasks = []
-    for raw in reversed(messages):  # kombu pushes on the left and pops on the right
-        message = json.loads(raw)
-        args, _, _ = json.loads(base64.b64decode(message["body"]))
-        tasks.append((message["headers"]["task"], args))
-    return tasks
+    return queued_tasks(service.settings.broker_url, service.settings.broker_prefix + queue)
 
 
 def seqs(task: tuple[str, list]) -> list[int]:

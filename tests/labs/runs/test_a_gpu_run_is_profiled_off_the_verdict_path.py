@@ -6,7 +6,6 @@ worker (`python -m gpu_worker serve --lane profile`) would take it.
 
 from __future__ import annotations
 
-import json
 import uuid
 
 import pytest
@@ -14,6 +13,7 @@ import redis
 from django.conf import settings
 
 from labs.runs import services
+from tests.broker import queued_tasks
 from tests.labs.factories import make_run, make_student
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
@@ -39,13 +39,7 @@ def _key(queue: str) -> str:
 
 
 def _profile_jobs(queue: str) -> list[dict]:
-    with redis.Redis.from_url(settings.CELERY_BROKER_URL) as client:
-        raw = client.lrange(_key(queue), 0, -1)
-    messages = [json.loads(m) for m in raw]
-    return [
-        {"task": m["headers"]["task"], "job": json.loads(__import__("base64").b64decode(m["body"]))[0][0]}
-        for m in messages
-    ]
+    return [{"task": task, "job": args[0]} for task, args in queued_tasks(settings.CELERY_BROKER_URL, _key(queue))]
 
 
 def _finish(run, result: dict, capture) -> None:
