@@ -305,8 +305,8 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--ncu-goals",
         action="store_true",
-        help="cuda: also measure each accepted case's memory-access goals (sectors per request, bank-conflict ways)"
-        " under Nsight Compute, one launch per case, into --json; verdicts are unaffected",
+        help="cuda: also measure each accepted case's memory-access goals (sectors per request, bank-conflict ways,"
+        " traffic; active lanes in a second launch) under Nsight Compute, into --json; verdicts are unaffected",
     )
     check.set_defaults(handler=_cmd_check_labs)
 

@@ -18,6 +18,11 @@ type: it lasts until ncu ends, within min(job limit, 60 s) of wall clock. The
 per-GPU lock is held by the child around the profiled launch, so no timed run
 of another job shares the GPU with ncu's replays.
 
+`profile_lanes` is a second such run for the `lanes_per_request` goal (check-labs only): the SourceCounters
+section into a report in the same kind of folder, which ncu then prints on the worker, outside the sandbox,
+as its source page (`gpu_worker.measurement.ncu_source`). It stays off the learner's path: where the worker
+runs unprivileged the learner's code could write that report, and a report is read by ncu outside the sandbox.
+
 Nothing here raises for the learner's faults or ncu's: the result is either the
 facts of `gpu_worker.measurement.ncu.summarize` with `available: True`, or
 `{available: False, reason: ...}` in a sentence. `WARPLAB_PROFILE=0` turns
@@ -35,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from gpu_worker.isolation import sandbox
-from gpu_worker.measurement import ncu
+from gpu_worker.measurement import ncu, ncu_source
 from gpu_worker.measurement.gpu_lock import open_worker_lock_fd
 from gpu_worker.protocol import Job, Limits
 from gpu_worker.science.metrics import work_metrics
@@ -161,12 +166,13 @@ def profile_goals(
 ) -> dict[str, Any] | None:
     """`profile_job` for the memory-access goals (`check-labs --ncu-goals`): their counters alone, at `goals_index`.
 
-    One launch under ncu with no section, so the replays are few; the facts are read by
-    `gpu_worker.exercise.profiled_goals`.
+    One launch under ncu with no section, so the replays are few; for an exercise with a `lanes_per_request`
+    goal, once those counters were taken, a second launch under the SourceCounters section alone
+    (`profile_lanes`, its facts under `lanes`). The facts are read by `gpu_worker.exercise.profiled_goals`.
     """
     declared = declared_bytes(job, runs)
     index = goals_index(job, runs, declared) if runs else None
-    return profile_job(
+    facts = profile_job(
         job,
         runs,
         request,
@@ -179,6 +185,75 @@ def profile_goals(
         sections=(),
         metrics=ncu.GOAL_METRICS,
     )
+    if facts and facts.get("available") and any(g.metric == "lanes_per_request" for g in job.exercise.harness.goals):
+        facts["lanes"] = profile_lanes(job, runs, request, facts["index"], device=device, backend=backend)
+    return facts
+
+
+def _child_request(request: dict[str, Any], index: int) -> dict[str, Any]:
+    child = {k: v for k, v in request.items() if k not in ("measure", "gpu_lock_fd")}
+    child["profile"] = {"index": index}
+    return child
+
+
+def _run_under(
+    tool: str,
+    wrapper: list[str],
+    folder: Path,
+    request: dict[str, Any],
+    runs: list[dict[str, Any]],
+    limits: Limits,
+    index: int,
+    backend: str,
+) -> tuple[_Messages, Any, float]:
+    """The profile child of size `index` started under `wrapper` (an ncu command line) in the sandbox, with ncu's
+    install folder readable and `folder` writable: what the child said, the sandbox's run and its wall limit."""
+    child_request = _child_request(request, index)
+    lock_fd = open_worker_lock_fd()
+    if lock_fd is not None:
+        child_request["gpu_lock_fd"] = lock_fd
+    wall = min(limits.wall_seconds, PROFILE_WALL_SECONDS)
+    messages = _Messages()
+    try:
+        run = sandbox.run_sandboxed(
+            child_request,
+            limits.model_copy(update={"wall_seconds": wall}),
+            backend,
+            messages,
+            extra_processes=32 if backend == "cuda" else _sim_threads(runs[index]) + 32,
+            inherit_fds=(lock_fd,) if lock_fd is not None else (),
+            max_message_bytes=MESSAGE_BYTES,
+            wrapper=wrapper,
+            read_only=(ncu.install_dir(tool),),
+            writable=(folder,),
+        )
+    finally:
+        if lock_fd is not None:
+            os.close(lock_fd)
+    return messages, run, wall
+
+
+def _failed(messages: _Messages, log: str, run: Any, wall: float, source: str) -> dict[str, Any] | None:
+    """Why a run under ncu gave nothing to read (the learner's kernel, ncu, the child, the clock), or None."""
+    if messages.failure:
+        return unavailable(f"your kernel failed under the profiler: {messages.failure}", source=source)
+    try:
+        ncu.check_errors(log)  # ncu's own errors first: they explain the rest (a permission, a busy GPU)
+    except ncu.NcuError as exc:
+        if "==ERROR==" in log or messages.started:
+            return unavailable(exc.reason, exc.detail, source=source)
+    if messages.error and not messages.profiled:
+        return unavailable("the profiling run failed on the worker", messages.error, source=source)
+    if not messages.started:  # the child never spoke: it could not start (or lost its pipes) under ncu
+        detail = "\n".join([*log.strip().splitlines()[-3:], run.output[-400:]])
+        return unavailable("the profiled child did not start under Nsight Compute", detail, source=source)
+    if run.timed_out and not log.strip():
+        return unavailable(f"the profiling run took longer than {wall:g} s and was stopped", source=source)
+    return None
+
+
+def _source(tool: str, device: str) -> str:
+    return f"Nsight Compute {ncu.version(tool) or '(version unknown)'} on {device or 'this GPU'}"
 
 
 def _profile(
@@ -197,50 +272,20 @@ def _profile(
     tool = ncu.find_ncu()
     if tool is None:
         return unavailable("Nsight Compute is not installed on this worker")
-    source = f"Nsight Compute {ncu.version(tool) or '(version unknown)'} on {device or 'this GPU'}"
+    source = _source(tool, device)
     entry = job.exercise.entry
     folder = Path(tempfile.mkdtemp(prefix="warplab-ncu-"))  # 0700 and the worker's: not the learner's to write
     log = folder / "ncu.csv"
-    child_request = {k: v for k, v in request.items() if k not in ("measure", "gpu_lock_fd")}
-    child_request["profile"] = {"index": index}
-    lock_fd = open_worker_lock_fd()
-    if lock_fd is not None:
-        child_request["gpu_lock_fd"] = lock_fd
-    wall = min(limits.wall_seconds, PROFILE_WALL_SECONDS)
-    messages = _Messages()
+    wrapper = ncu.command(tool, entry, log, sections=sections, metrics=metrics)
     try:
-        run = sandbox.run_sandboxed(
-            child_request,
-            limits.model_copy(update={"wall_seconds": wall}),
-            backend,
-            messages,
-            extra_processes=32 if backend == "cuda" else _sim_threads(runs[index]) + 32,
-            inherit_fds=(lock_fd,) if lock_fd is not None else (),
-            max_message_bytes=MESSAGE_BYTES,
-            wrapper=ncu.command(tool, entry, log, sections=sections, metrics=metrics),
-            read_only=(ncu.install_dir(tool),),
-            writable=(folder,),
-        )
+        messages, run, wall = _run_under(tool, wrapper, folder, request, runs, limits, index, backend)
         text = log.read_text(errors="replace") if log.exists() else ""
         ncu.keep_copy(log, f"{job.exercise.slug}-{job.exercise.language}-{job.submission_id}")
     finally:
-        if lock_fd is not None:
-            os.close(lock_fd)
         shutil.rmtree(folder, ignore_errors=True)
-    if messages.failure:
-        return unavailable(f"your kernel failed under the profiler: {messages.failure}", source=source)
-    try:
-        ncu.check_errors(text)  # ncu's own errors first: they explain the rest (a permission, a busy GPU)
-    except ncu.NcuError as exc:
-        if "==ERROR==" in text or messages.started:
-            return unavailable(exc.reason, exc.detail, source=source)
-    if messages.error and not messages.profiled:
-        return unavailable("the profiling run failed on the worker", messages.error, source=source)
-    if not messages.started:  # the child never spoke: it could not start (or lost its pipes) under ncu
-        detail = "\n".join([*text.strip().splitlines()[-3:], run.output[-400:]])
-        return unavailable("the profiled child did not start under Nsight Compute", detail, source=source)
-    if run.timed_out and not text.strip():
-        return unavailable(f"the profiling run took longer than {wall:g} s and was stopped", source=source)
+    failed = _failed(messages, text, run, wall, source)
+    if failed is not None:
+        return failed
     try:
         facts = ncu.parse_log(text, entry)
     except ncu.NcuError as exc:
@@ -251,3 +296,54 @@ def _profile(
     if facts["excess_traffic"]:
         facts["explanations"] = [*facts["explanations"], facts["excess_traffic"]]
     return facts
+
+
+def profile_lanes(
+    job: Job,
+    runs: list[dict[str, Any]],
+    request: dict[str, Any],
+    index: int,
+    *,
+    device: str = "",
+    backend: str = "cuda",
+) -> dict[str, Any]:
+    """Size `index` once more under ncu's SourceCounters, alone: each memory instruction's active lanes
+    (`gpu_worker.measurement.ncu_source`), as `{available: True, source, sites}` or why not in a sentence.
+
+    Its own ncu run, so a section or page this ncu lacks leaves the other goals' counters whole; never raises.
+    """
+    try:
+        return _lanes(job, runs, request, index, device, backend)
+    except Exception as exc:  # ours, never the learner's: said in the facts, the other goals stand
+        return unavailable("the source-counter run failed on the worker", f"{type(exc).__name__}: {exc}")
+
+
+def _lanes(
+    job: Job, runs: list[dict[str, Any]], request: dict[str, Any], index: int, device: str, backend: str
+) -> dict[str, Any]:
+    tool = ncu.find_ncu()
+    if tool is None:
+        return unavailable("Nsight Compute is not installed on this worker")
+    source = _source(tool, device)
+    entry = job.exercise.entry
+    folder = Path(tempfile.mkdtemp(prefix="warplab-ncu-lanes-"))
+    log = folder / "ncu.log"
+    wrapper = ncu_source.command(tool, entry, folder / "lanes", log)
+    try:
+        messages, run, wall = _run_under(tool, wrapper, folder, request, runs, job.exercise.limits, index, backend)
+        text = log.read_text(errors="replace") if log.exists() else ""
+        failed = _failed(messages, text, run, wall, source)
+        if failed is not None:
+            return failed
+        report = folder / "lanes.ncu-rep"
+        if not report.exists():
+            return unavailable("Nsight Compute wrote no report of the source counters", text[-400:], source=source)
+        page = ncu_source.read_page(tool, report)
+        (folder / "source.csv").write_text(page)
+        ncu.keep_copy(folder / "source.csv", f"{job.exercise.slug}-{job.exercise.language}-{job.submission_id}-source")
+        sites = ncu_source.memory_sites(ncu_source.parse_page(page, entry))
+    except ncu.NcuError as exc:
+        return unavailable(exc.reason, exc.detail, source=source)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return {"available": True, "source": source, "sites": sites}

@@ -189,3 +189,68 @@ def test_the_goals_profile_asks_ncu_for_their_counters_alone_and_judges_its_log(
     record = profiled_goals.record([NO_CONFLICTS], facts)
     assert record["available"] and record["source"] == "Nsight Compute 2099.1.0.0 on NVIDIA H200"
     assert record["goals"][0]["measured"] == pytest.approx(32.29) and record["goals"][0]["met"] is False
+
+
+STAND_IN_SOURCE_NCU = """#!{python}
+import subprocess, sys
+args = sys.argv[1:]
+if args == ["--version"]:
+    print("Version 2099.1.0.0 (build 1) (public-release)")
+    sys.exit(0)
+if "--import" in args:  # the worker prints the report's source page, outside the sandbox
+    print(open(args[args.index("--import") + 1]).read())
+    sys.exit(0)
+log = args[args.index("--log-file") + 1]
+code = subprocess.call(args[args.index("--log-file") + 2 :], close_fds=False)
+with open(args[args.index("--export") + 1] + ".ncu-rep", "w") as f:  # a report: here, the page it will print
+    f.write(open("{folder}/page.csv").read())
+with open(log, "w") as f:
+    f.write(" ".join(args[: args.index("--log-file")]) + "\\n==PROF== Report: lanes.ncu-rep\\n")
+"""
+
+
+def test_the_source_counters_run_profiles_into_a_report_the_worker_then_prints_and_reads(monkeypatch, tmp_path):
+    from engine_factories import alices_job
+    from test_ncu_source_page import IN_WARP_BRANCH
+
+    from gpu_worker import profiling
+
+    tool = tmp_path / "nsight"
+    tool.mkdir()
+    (tool / "page.csv").write_text(IN_WARP_BRANCH)
+    fake = tool / "ncu"
+    fake.write_text(STAND_IN_SOURCE_NCU.replace("{python}", sys.executable).replace("{folder}", str(tool)))
+    fake.chmod(0o755)
+    monkeypatch.setenv("WARPLAB_NCU", str(fake))
+    monkeypatch.setenv("WARPLAB_NCU_KEEP", str(tmp_path / "kept"))
+    job = alices_job(vector_add_lab().references["numba"], "numba")
+    runs = [{"sizes": {"n": 1000}, "seed": 3, "grid": [4, 1, 1], "block": [256, 1, 1], "shared_bytes": 0}]
+    request = {
+        "backend": "sim",
+        "language": "numba",
+        "source": job.source,
+        "entry": "vector_add",
+        "args": [a.model_dump() for a in job.exercise.harness.args_for("numba")],
+        "runs": runs,
+    }
+    lanes = profiling.profile_lanes(job, runs, request, 0, device="NVIDIA H100", backend="sim")
+    assert lanes["available"] is True, lanes
+    assert lanes["source"] == "Nsight Compute 2099.1.0.0 on NVIDIA H100"
+    assert [s["lanes"] for s in lanes["sites"]] == [16, 16, 16, 16]
+    (kept,) = (tmp_path / "kept").iterdir()  # the page as ncu printed it, for bench/device_session.sh's ncu-lanes
+    assert kept.name.endswith("-source.csv") and "Predicated-On Thread Instructions Executed" in kept.read_text()
+
+
+def test_a_source_counters_run_whose_ncu_fails_says_why(monkeypatch, tmp_path):
+    from engine_factories import alices_job
+
+    from gpu_worker import profiling
+
+    fake = tmp_path / "ncu"
+    fake.write_text(f"#!{sys.executable}\nimport sys\nprint('==ERROR== ERR_NVGPUCTRPERM')\nsys.exit(1)\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("WARPLAB_NCU", str(fake))
+    job = alices_job(vector_add_lab().references["numba"], "numba")
+    runs = [{"sizes": {"n": 1000}, "seed": 3, "grid": [4, 1, 1], "block": [256, 1, 1], "shared_bytes": 0}]
+    lanes = profiling.profile_lanes(job, runs, {"backend": "sim", "runs": runs}, 0, device="X", backend="sim")
+    assert lanes["available"] is False and lanes["reason"], lanes

@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 from engine_factories import alices_job
+from test_ncu_source_page import IN_WARP_BRANCH, ONE_PATH_A_WARP, page
 
 from gpu_worker import profiling
 from gpu_worker.exercise import profiled_goals
 from gpu_worker.exercise.labspec import find_lab
-from gpu_worker.measurement import ncu
+from gpu_worker.measurement import ncu, ncu_source
 from gpu_worker.protocol import GoalSpec
 from gpu_worker.science.metrics import work_metrics
 
@@ -28,6 +29,7 @@ COALESCED = GoalSpec(name="coalesced loads and stores", metric="sectors_per_requ
 NO_CONFLICTS = GoalSpec(name="no bank conflicts", metric="bank_conflict_ways", target=1)
 ONCE = GoalSpec(name="each element asked for once", metric="traffic_ratio", target=1.25)
 OCCUPANCY = GoalSpec(name="keeps its warps", metric="occupancy_percent", target=25)
+ALL_LANES = GoalSpec(name="no warp runs both paths", metric="lanes_per_request", target=32)
 
 
 def goals_only_log(name: str) -> str:
@@ -105,8 +107,8 @@ def test_a_figure_within_a_tenth_of_its_target_meets_it(tiled, ways, met):
 
 def test_only_the_memory_access_goals_are_profiled():
     assert profiled_goals.profiled([OCCUPANCY, COALESCED, ONCE, NO_CONFLICTS]) == [COALESCED, ONCE, NO_CONFLICTS]
-    roof_only = find_lab("divergence").spec.goals  # warp lanes and the roof: nothing for ncu to measure here
-    assert profiled_goals.profiled(roof_only) == []
+    lanes, _roof = find_lab("divergence").spec.goals  # warp lanes and the roof: ncu measures the lanes
+    assert profiled_goals.profiled(find_lab("divergence").spec.goals) == [lanes]
 
 
 def compulsory(slug: str, n: int) -> float:
@@ -149,9 +151,86 @@ def test_a_size_whose_bytes_the_exercise_does_not_declare_leaves_the_traffic_unm
     assert "declares no bytes at this size" in judged["reason"]
 
 
-def test_active_lanes_are_left_to_the_cpu_tier():
-    lanes = GoalSpec(name="every lane loads", metric="lanes_per_request", target=32, access="load")
-    assert profiled_goals.profiled([lanes]) == []
+def lanes_facts(text: str, **more) -> dict:
+    """Facts of a goals profile whose source-counter run printed `text` (see test_ncu_source_page)."""
+    sites = ncu_source.memory_sites(ncu_source.parse_page(text, "two_paths"))
+    return {
+        **more,
+        "available": True,
+        "lanes": {"available": True, "source": "Nsight Compute 2025.3.1.0", "sites": sites},
+    }
+
+
+def test_a_warp_split_between_two_paths_misses_the_lanes_goal_with_16_of_32():
+    (judged,) = profiled_goals.record([ALL_LANES], lanes_facts(IN_WARP_BRANCH))["goals"]
+    assert (judged["measured"], judged["met"], judged["comparison"]) == (16, False, "at least")
+    assert judged["reason"] == (
+        "no warp runs both paths: 16 active lanes per request (fewest of 4 SASS sites: "
+        "load `@!P0 LDG.E R2, desc[UR4][R2.64]` at 0x7f0000000080), target at least 32 active lanes per request"
+    )
+
+
+def test_one_path_a_warp_meets_the_lanes_goal():
+    (judged,) = profiled_goals.record([ALL_LANES], lanes_facts(ONE_PATH_A_WARP))["goals"]
+    assert (judged["measured"], judged["met"]) == (32, True)
+
+
+def test_a_lanes_goal_on_loads_reads_the_loads_alone_and_atomics_only_count_for_any():
+    text = page(
+        [
+            ("0x10", "LDG.E.U16 R2, desc[UR4][R2.64]", 64, 64 * 32),
+            ("0x20", "@!P0 STG.E [R4.64], R7", 64, 64),  # thread zero writes the block's sum
+            ("0x30", "@!P0 RED.E.ADD.F32.FTZ.RN.STRONG.GPU [R4.64], R7", 64, 128),
+        ]
+    )
+    figures = {}
+    for access in ("load", "store", "any"):
+        (judged,) = profiled_goals.record([ALL_LANES.model_copy(update={"access": access})], lanes_facts(text))["goals"]
+        figures[access] = judged["measured"]
+    assert figures == {"load": 32, "store": 1, "any": 1}
+
+
+def test_a_lanes_goal_on_shared_memory_reads_shared_sites_and_generic_ones_count_as_global():
+    text = page([("0x10", "LD.E R2, [R2.64]", 10, 160), ("0x20", "LDS R3, [R5]", 10, 320)])
+    shared, global_ = (ALL_LANES.model_copy(update={"space": space}) for space in ("shared", "global"))
+    judged = profiled_goals.record([shared, global_], lanes_facts(text))["goals"]
+    assert [g["measured"] for g in judged] == [32, 16]
+
+
+@pytest.mark.parametrize(("lanes", "met"), [(31.8, True), (31.7, True), (31.5, False), (16, False)])
+def test_a_lanes_figure_within_a_hundredth_under_its_target_meets_it(lanes, met):
+    facts = {"available": True, "lanes": {"available": True, "sites": [
+        {"address": "0x10", "sass": "STG.E [R2.64], R5", "space": "global", "access": "store", "lanes": lanes},
+    ]}}  # fmt: skip
+    (judged,) = profiled_goals.record([ALL_LANES], facts)["goals"]
+    assert judged["met"] is met
+
+
+def test_a_source_page_that_did_not_come_leaves_the_lanes_goal_unmeasured_and_the_others_judged(stride_32):
+    failed = profiling.unavailable(
+        "Nsight Compute's source page has no Predicated-On Thread Instructions Executed column", "columns: Address"
+    )
+    record = profiled_goals.record([ALL_LANES, COALESCED], {**stride_32, "lanes": failed})
+    lanes, coalesced = record["goals"]
+    assert (lanes["measured"], lanes["met"], lanes["comparison"]) == (None, None, "at least")
+    assert lanes["reason"] == (
+        "no warp runs both paths: not measured (Nsight Compute's source page has no Predicated-On Thread "
+        "Instructions Executed column)"
+    )
+    assert record["lanes_detail"] == "columns: Address"
+    assert (coalesced["measured"], coalesced["met"]) == (32, False)
+
+
+def test_a_profile_without_a_source_counter_run_says_so_for_the_lanes_goal(stride_32):
+    (judged,) = profiled_goals.record([ALL_LANES], stride_32)["goals"]
+    assert judged["met"] is None and judged["reason"].endswith("(no source-counter profile was taken)")
+
+
+def test_a_kernel_whose_counted_sites_hold_no_store_leaves_a_store_goal_unmeasured():
+    text = page([("0x10", "LDG.E R2, [R2.64]", 10, 320)])
+    (judged,) = profiled_goals.record([ALL_LANES.model_copy(update={"access": "store"})], lanes_facts(text))["goals"]
+    assert judged["met"] is None
+    assert judged["reason"].endswith("(Nsight Compute's source counters show no global store instruction that ran)")
 
 
 def test_a_profile_that_could_not_be_taken_says_why_for_every_goal():
@@ -208,3 +287,44 @@ def test_the_goals_profile_takes_their_counters_alone_at_their_size(monkeypatch)
     facts = profiling.profile_goals(job, runs, {}, lambda kind, **f: events.append(kind), device="NVIDIA H200")
     assert taken == [(0, {"sections": (), "metrics": ncu.GOAL_METRICS})]
     assert facts["index"] == 0 and facts["sizes"] == runs[0]["sizes"] and events == ["profile"]
+
+
+def _divergence_goals_profile(monkeypatch, lanes: dict | Exception) -> tuple[dict, list]:
+    """profile_goals for the divergence reference, with both ncu runs stood in for: the counters' (the tiled log)
+    and the source counters' (`lanes`, or raising it)."""
+    taken = []
+
+    def counters(job, runs, request, limits, index, declared, device, **asked):
+        taken.append(("counters", index))
+        return facts_of("tiled_32x32", "tiled_transpose")
+
+    def source_counters(job, runs, request, index, device, backend):
+        taken.append(("source", index))
+        if isinstance(lanes, Exception):
+            raise lanes
+        return lanes
+
+    monkeypatch.setattr(profiling, "_profile", counters)
+    monkeypatch.setattr(profiling, "_lanes", source_counters)
+    divergence = find_lab("divergence")
+    job = alices_job(divergence.references["numba"], lab=divergence)
+    runs = [{**run, "seed": 1} for run in _runs("divergence")]
+    facts = profiling.profile_goals(job, runs, {}, lambda kind, **f: None, device="NVIDIA H100")
+    return facts, taken
+
+
+def test_an_exercise_with_a_lanes_goal_gets_a_second_ncu_run_for_it_at_the_same_size(monkeypatch):
+    lanes = {"available": True, "source": "Nsight Compute 2025.3.1.0 on NVIDIA H100", "sites": []}
+    facts, taken = _divergence_goals_profile(monkeypatch, lanes)
+    assert taken == [("counters", 1), ("source", 1)]  # divergence's largest GPU size
+    assert facts["lanes"] == lanes and facts["shared_load_ways"] == pytest.approx(32.29)
+
+
+def test_a_source_counter_run_that_breaks_leaves_the_counters_whole(monkeypatch):
+    facts, _ = _divergence_goals_profile(monkeypatch, RuntimeError("ncu vanished"))
+    assert facts["available"] and facts["shared_load_ways"] == pytest.approx(32.29)
+    assert facts["lanes"] == {
+        "available": False,
+        "reason": "the source-counter run failed on the worker",
+        "detail": "RuntimeError: ncu vanished",
+    }
