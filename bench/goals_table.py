@@ -16,8 +16,8 @@ measured; then every sample with the verdict it must get, the one it got, and it
 A figure no input has is written "-". Goals judged only on the CPU tier, `sim` (the memory-trace metrics), are
 not measured by the GPU run's engine, and the table says so ("not on cuda: judged on sim"), except where
 `check-labs --ncu-goals` measured them under Nsight Compute: those figures are marked `[ncu]`, and the header
-says what they are (kernel-wide averages at one GPU size, not the CPU tier's worst line; `lanes_per_request`
-has no ncu figure and stays "judged on sim").
+says what they are (kernel-wide averages at one GPU size, not the CPU tier's worst line, except
+`lanes_per_request`, read per SASS instruction from ncu's source page: the worst site, as on the CPU tier).
 """
 
 from __future__ import annotations
@@ -201,7 +201,9 @@ def table(backend: str, cases: list[Case], facts: dict[str, str], sources: list[
             "the global loads' and stores' (the loads' alone for a goal on loads), ways the worse of the shared "
             "loads' and stores' wavefronts per warp instruction, traffic the global requests' sectors times 32 "
             "bytes over the compulsory bytes at that size (asked of the L1, as the CPU tier counts them, not the "
-            "DRAM's). Active lanes per request have no faithful ncu counter here: they stay judged on sim.",
+            "DRAM's). Active lanes per request are read per SASS instruction from a second launch under the "
+            "SourceCounters section: predicated-on threads per warp execution, the fewest of the global loads', "
+            "stores' and atomics' (the loads' alone for a goal on loads), the CPU tier's worst site.",
             "",
         ]
     if legend:

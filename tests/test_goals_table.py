@@ -125,7 +125,7 @@ def test_a_goal_nsight_compute_measured_shows_its_figure_marked_and_sourced(goal
     assert f"Figures marked [ncu] were measured on the GPU by {H100} (`check-labs --ncu-goals`)" in text
     assert "kernel-wide averages where the CPU tier reads its worst line" in text
     assert "traffic the global requests' sectors times 32 bytes over the compulsory bytes" in text
-    assert "Active lanes per request have no faithful ncu counter here: they stay judged on sim." in text
+    assert "Active lanes per request are read per SASS instruction from a second launch" in text
     assert "| reference-cuda | cuda | accepted (goals met) | accepted (goals met) | ok | 4 [ncu], 71 |" in text
     assert "| reference-numba | numba | accepted (goals met) | accepted (goals met) | ok | -, 71 |" in text
 
@@ -146,3 +146,18 @@ def test_a_case_nsight_compute_could_not_measure_says_why_and_keeps_the_old_text
     assert "off-by-one" not in text.split("| goal |")[1].split("| sample |")[0]  # not tried, so not a failure
     assert "| not on cuda: judged on sim | not on cuda: judged on sim |" in text
     assert "Figures marked [ncu]" not in text
+
+
+def test_active_lanes_nsight_compute_measured_show_marked_in_place_of_judged_on_sim(goals_table, tmp_path):
+    lanes = {"name": "no warp runs both paths", "metric": "lanes_per_request", "target": 32,
+             "comparison": "at least", "measured": 16.0, "met": False}  # fmt: skip
+    roof = {"name": "near the FP32 roof", "metric": "roof_percent", "target": 35, "measured": 32.8}
+    case = {"lab": "divergence", "case": "in-warp-branch", "language": "numba", "expected": "accepted",
+            "got": "accepted (goals missed)", "ok": True, "message": "", "goals": [lanes | {"measured": None}, roof],
+            "ncu_goals": {"source": H100, "index": 1, "sizes": {"n": 16777216}, "available": True,
+                          "tolerance": 0.1, "lanes_tolerance": 0.01, "goals": [lanes]}}  # fmt: skip
+    reference = {**case, "case": "reference-numba", "got": "accepted (goals met)",
+                 "ncu_goals": {**case["ncu_goals"], "goals": [lanes | {"measured": 32.0, "met": True}]}}  # fmt: skip
+    text = render(goals_table, tmp_path, {"backend": "cuda", "cases": [reference, case]})
+    assert "| no warp runs both paths | at least 32 active lanes per request | 32 [ncu] |" in text
+    assert "| in-warp-branch | numba | accepted | accepted (goals missed) | ok | 16 [ncu], 32.8 |" in text
