@@ -252,8 +252,17 @@ def _failed(messages: _Messages, log: str, run: Any, wall: float, source: str) -
     return None
 
 
-def _source(tool: str, device: str) -> str:
-    return f"Nsight Compute {ncu.version(tool) or '(version unknown)'} on {device or 'this GPU'}"
+def _found(device: str) -> tuple[str, str] | dict[str, Any]:
+    """ncu's path and the facts' source ("Nsight Compute <version> on <GPU>"), or why there is none."""
+    tool = ncu.find_ncu()
+    if tool is None:
+        return unavailable("Nsight Compute is not installed on this worker")
+    return tool, f"Nsight Compute {ncu.version(tool) or '(version unknown)'} on {device or 'this GPU'}"
+
+
+def _label(job: Job) -> str:
+    """The name a kept copy of ncu's output goes by (`ncu.keep_copy`)."""
+    return f"{job.exercise.slug}-{job.exercise.language}-{job.submission_id}"
 
 
 def _profile(
@@ -269,10 +278,10 @@ def _profile(
     sections: Sequence[str] = ncu.SECTIONS,
     metrics: Sequence[str] = ncu.METRICS,
 ) -> dict[str, Any]:
-    tool = ncu.find_ncu()
-    if tool is None:
-        return unavailable("Nsight Compute is not installed on this worker")
-    source = _source(tool, device)
+    found = _found(device)
+    if isinstance(found, dict):
+        return found
+    tool, source = found
     entry = job.exercise.entry
     folder = Path(tempfile.mkdtemp(prefix="warplab-ncu-"))  # 0700 and the worker's: not the learner's to write
     log = folder / "ncu.csv"
@@ -280,7 +289,7 @@ def _profile(
     try:
         messages, run, wall = _run_under(tool, wrapper, folder, request, runs, limits, index, backend)
         text = log.read_text(errors="replace") if log.exists() else ""
-        ncu.keep_copy(log, f"{job.exercise.slug}-{job.exercise.language}-{job.submission_id}")
+        ncu.keep_copy(log, _label(job))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     failed = _failed(messages, text, run, wall, source)
@@ -321,13 +330,13 @@ def profile_lanes(
 def _lanes(
     job: Job, runs: list[dict[str, Any]], request: dict[str, Any], index: int, device: str, backend: str
 ) -> dict[str, Any]:
-    tool = ncu.find_ncu()
-    if tool is None:
-        return unavailable("Nsight Compute is not installed on this worker")
-    source = _source(tool, device)
-    entry = job.exercise.entry
+    found = _found(device)
+    if isinstance(found, dict):
+        return found
+    tool, source = found
     folder = Path(tempfile.mkdtemp(prefix="warplab-ncu-lanes-"))
     log = folder / "ncu.log"
+    entry = job.exercise.entry
     wrapper = ncu_source.command(tool, entry, folder / "lanes", log)
     try:
         messages, run, wall = _run_under(tool, wrapper, folder, request, runs, job.exercise.limits, index, backend)
@@ -340,7 +349,7 @@ def _lanes(
             return unavailable("Nsight Compute wrote no report of the source counters", text[-400:], source=source)
         page = ncu_source.read_page(tool, report)
         (folder / "source.csv").write_text(page)
-        ncu.keep_copy(folder / "source.csv", f"{job.exercise.slug}-{job.exercise.language}-{job.submission_id}-source")
+        ncu.keep_copy(folder / "source.csv", f"{_label(job)}-source")
         sites = ncu_source.memory_sites(ncu_source.parse_page(page, entry))
     except ncu.NcuError as exc:
         return unavailable(exc.reason, exc.detail, source=source)

@@ -134,23 +134,23 @@ with open(log, "w") as f:  # written once the child has ended, as ncu does: what
 """
 
 
-def alices_profile(monkeypatch, tmp_path, captured: str, declared: float | None, **asked: Any) -> dict[str, Any]:
-    """Alice's vector-add profiled on the simulator under the stand-in ncu, which prints `captured` as its log.
-
-    `WARPLAB_NCU_KEEP` keeps that log, whose first line is the command ncu was given, in tmp_path/kept.
-    """
-    from engine_factories import alices_job
-
-    from gpu_worker import profiling
-
+def stand_in_ncu(monkeypatch, tmp_path, script: str, name: str, text: str) -> None:
+    """`script` as the worker's ncu (WARPLAB_NCU), with `text` in the file `name` beside it; what it writes is
+    kept in tmp_path/kept (WARPLAB_NCU_KEEP)."""
     tool = tmp_path / "nsight"
     tool.mkdir()
-    (tool / "captured.csv").write_text(captured)
+    (tool / name).write_text(text)
     fake = tool / "ncu"
-    fake.write_text(STAND_IN_NCU.replace("{python}", sys.executable).replace("{folder}", str(tool)))
+    fake.write_text(script.replace("{python}", sys.executable).replace("{folder}", str(tool)))
     fake.chmod(0o755)
     monkeypatch.setenv("WARPLAB_NCU", str(fake))
     monkeypatch.setenv("WARPLAB_NCU_KEEP", str(tmp_path / "kept"))
+
+
+def alices_vector_add() -> tuple[Any, list[dict[str, Any]], dict[str, Any]]:
+    """Alice's vector-add job, one small size to profile on the simulator, and the child's request for it."""
+    from engine_factories import alices_job
+
     job = alices_job(vector_add_lab().references["numba"], "numba")
     runs = [{"sizes": {"n": 1000}, "seed": 3, "grid": [4, 1, 1], "block": [256, 1, 1], "shared_bytes": 0}]
     request = {
@@ -161,6 +161,18 @@ def alices_profile(monkeypatch, tmp_path, captured: str, declared: float | None,
         "args": [a.model_dump() for a in job.exercise.harness.args_for("numba")],
         "runs": runs,
     }
+    return job, runs, request
+
+
+def alices_profile(monkeypatch, tmp_path, captured: str, declared: float | None, **asked: Any) -> dict[str, Any]:
+    """Alice's vector-add profiled on the simulator under the stand-in ncu, which prints `captured` as its log.
+
+    `WARPLAB_NCU_KEEP` keeps that log, whose first line is the command ncu was given, in tmp_path/kept.
+    """
+    from gpu_worker import profiling
+
+    stand_in_ncu(monkeypatch, tmp_path, STAND_IN_NCU, "captured.csv", captured)
+    job, runs, request = alices_vector_add()
     return profiling._profile(job, runs, request, job.exercise.limits, 0, declared, "NVIDIA H200", "sim", **asked)
 
 
@@ -210,29 +222,12 @@ with open(log, "w") as f:
 
 
 def test_the_source_counters_run_profiles_into_a_report_the_worker_then_prints_and_reads(monkeypatch, tmp_path):
-    from engine_factories import alices_job
     from test_ncu_source_page import IN_WARP_BRANCH
 
     from gpu_worker import profiling
 
-    tool = tmp_path / "nsight"
-    tool.mkdir()
-    (tool / "page.csv").write_text(IN_WARP_BRANCH)
-    fake = tool / "ncu"
-    fake.write_text(STAND_IN_SOURCE_NCU.replace("{python}", sys.executable).replace("{folder}", str(tool)))
-    fake.chmod(0o755)
-    monkeypatch.setenv("WARPLAB_NCU", str(fake))
-    monkeypatch.setenv("WARPLAB_NCU_KEEP", str(tmp_path / "kept"))
-    job = alices_job(vector_add_lab().references["numba"], "numba")
-    runs = [{"sizes": {"n": 1000}, "seed": 3, "grid": [4, 1, 1], "block": [256, 1, 1], "shared_bytes": 0}]
-    request = {
-        "backend": "sim",
-        "language": "numba",
-        "source": job.source,
-        "entry": "vector_add",
-        "args": [a.model_dump() for a in job.exercise.harness.args_for("numba")],
-        "runs": runs,
-    }
+    stand_in_ncu(monkeypatch, tmp_path, STAND_IN_SOURCE_NCU, "page.csv", IN_WARP_BRANCH)
+    job, runs, request = alices_vector_add()
     lanes = profiling.profile_lanes(job, runs, request, 0, device="NVIDIA H100", backend="sim")
     assert lanes["available"] is True, lanes
     assert lanes["source"] == "Nsight Compute 2099.1.0.0 on NVIDIA H100"
@@ -242,15 +237,10 @@ def test_the_source_counters_run_profiles_into_a_report_the_worker_then_prints_a
 
 
 def test_a_source_counters_run_whose_ncu_fails_says_why(monkeypatch, tmp_path):
-    from engine_factories import alices_job
-
     from gpu_worker import profiling
 
-    fake = tmp_path / "ncu"
-    fake.write_text(f"#!{sys.executable}\nimport sys\nprint('==ERROR== ERR_NVGPUCTRPERM')\nsys.exit(1)\n")
-    fake.chmod(0o755)
-    monkeypatch.setenv("WARPLAB_NCU", str(fake))
-    job = alices_job(vector_add_lab().references["numba"], "numba")
-    runs = [{"sizes": {"n": 1000}, "seed": 3, "grid": [4, 1, 1], "block": [256, 1, 1], "shared_bytes": 0}]
-    lanes = profiling.profile_lanes(job, runs, {"backend": "sim", "runs": runs}, 0, device="X", backend="sim")
+    script = "#!{python}\nimport sys\nprint('==ERROR== ERR_NVGPUCTRPERM')\nsys.exit(1)\n"
+    stand_in_ncu(monkeypatch, tmp_path, script, "unused", "")
+    job, runs, request = alices_vector_add()
+    lanes = profiling.profile_lanes(job, runs, request, 0, device="X", backend="sim")
     assert lanes["available"] is False and lanes["reason"], lanes
