@@ -26,7 +26,10 @@
 # $WORK/ladder, its JSON and table copied to $OUT), child-profile (bench/child_profile.py: warm vector-add jobs, each
 # sandbox's CPU seconds and its measuring child's cProfile, child-profile.md copied to $OUT), startup (bench/interpreter_start.sh: what the sandboxed child's interpreter
 # spends before its first line, with BLAS on one thread and without), ncu-metrics (does this ncu know the SASS
-# counters that would judge active lanes per memory request on a GPU). The first argument is the call's budget in seconds. A step is skipped
+# counters that would judge active lanes per memory request on a GPU), ncu-lanes (the divergence and
+# mixed-precision samples' active lanes per request from ncu's SASS source page, each beside the CPU tier's
+# figure, bench/lanes_side_by_side.py; the raw source-page CSVs and both JSONs in $OUT/ncu-lanes.tgz). The first
+# argument is the call's budget in seconds. A step is skipped
 # when less than its floor is left. Everything is written under /tmp/session and packed after every step into
 # $OUT/session.tgz, beside $OUT/stdout.txt and $OUT/calibration.json (the tool brings back 8 files at most).
 source bench/device_setup.sh || exit 1
@@ -122,6 +125,16 @@ step() {
                     n = find_ncu(); print(real_ncu(n) if n else \"\")"); echo "ncu: $ncu"; [ -n "$ncu" ] && \
                     "$ncu" --query-metrics --chip gh100 | tee '"$WORK"'/ncu-metrics.txt | grep -E \
                     "smsp__sass_(thread_)?inst_executed_op_global_(ld|st)(_pred_on)?|smsp__thread_inst_executed_per_inst"' ;;
+            ncu-lanes)  # lanes_per_request under ncu's source counters (issue 28): the CPU tier beside, on the host's CPUs
+                step ncu-lanes 120 60 env WARPLAB_NCU_KEEP="$WORK/ncu-lanes" sh -c 'labs="--lab divergence --lab mixed-precision"
+                    python3 -m gpu_worker check-labs --backend sim --jobs 4 $labs --json '"$WORK"'/lanes-sim.json \
+                        > '"$WORK"'/lanes-sim.txt 2>&1 & sim=$!
+                    python3 -m gpu_worker check-labs --backend cuda --jobs 4 --ncu-goals $labs \
+                        --json '"$WORK"'/lanes-cuda.json > '"$WORK"'/lanes-cuda.txt 2>&1; rc=$?; wait $sim
+                    tail -30 '"$WORK"'/lanes-cuda.txt
+                    python3 bench/lanes_side_by_side.py '"$WORK"'/lanes-sim.json '"$WORK"'/lanes-cuda.json; exit $rc'
+                mkdir -p "$WORK/ncu-lanes"  # after the step: the pages kept so far also when its ceiling stopped it
+                tar czf "$OUT/ncu-lanes.tgz" -C "$WORK" ncu-lanes $(cd "$WORK" && ls lanes-*.json lanes-*.txt 2>/dev/null) ;;
             child-profile) step child-profile 90 40 sh -c 'python3 bench/child_profile.py --out '"$WORK"'/child-profile \
                 && cp '"$WORK"'/child-profile/child-profile.md '"$OUT"'/' ;;
             stability) step stability 130 60 python3 bench/gpu_engine.py --sections stability --out "$WORK/engine" ;;

@@ -13,7 +13,9 @@ from engine_factories import alices_job, vector_add_lab
 
 from gpu_worker import profiling
 from gpu_worker.backends import device_name
+from gpu_worker.engine import run_profile
 from gpu_worker.exercise import plan, profiled_goals
+from gpu_worker.exercise.labspec import find_lab
 from gpu_worker.protocol import Job
 
 pytestmark = pytest.mark.gpu
@@ -74,3 +76,29 @@ def test_alices_vector_add_goals_profile_reads_four_sectors_per_request_with_the
     (goal,) = record["goals"]
     assert goal["measured"] == pytest.approx(4, abs=0.05) and goal["met"] is True, goal
     assert record["source"].startswith("Nsight Compute 20") and " on " in record["source"]
+
+
+def _divergence_lanes(source: str, language: str) -> dict:
+    """The divergence lab's `source` profiled for its goals on the GPU: the counters, then the source counters."""
+    lab = find_lab("divergence")
+    job = alices_job(source, language, lab=lab)
+    facts = run_profile(job, lambda event: None, "cuda", for_goals=True)
+    assert facts is not None and facts["available"], facts
+    print(json.dumps(facts.get("lanes"), indent=1))  # pytest -s shows the sites ncu's source page gave
+    return profiled_goals.record(profiled_goals.profiled(lab.spec.goals), facts)
+
+
+@pytest.mark.parametrize("language", ["cuda", "numba"])
+def test_a_reference_whose_warps_each_run_one_path_keeps_32_lanes_at_every_global_site(language):
+    record = _divergence_lanes(find_lab("divergence").references[language], language)
+    (goal,) = record["goals"]
+    assert goal["measured"] == pytest.approx(32, abs=0.1) and goal["met"] is True, goal
+
+
+def test_a_warp_split_between_two_paths_reads_16_lanes_from_the_source_page():
+    case = next(c for c in find_lab("divergence").cases if c.name == "in-warp-branch")
+    record = _divergence_lanes(case.source, case.language)
+    (goal,) = record["goals"]
+    # The CPU tier's 16; ptxas could merge the two paths' stores into one after the branch (32 there) or
+    # if-convert them: this is what the GPU run settles.
+    assert goal["measured"] == pytest.approx(16, abs=0.5) and goal["met"] is False, goal
