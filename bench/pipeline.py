@@ -404,7 +404,9 @@ def _by_size(timed: list[list[dict[str, Any]]], value: Any) -> list[dict[str, fl
     return [_stats([value(t[i]) for t in timed]) for i in range(min((len(t) for t in timed), default=0))]
 
 
-SHARED_PHASES = ("inputs", "launch_and_check", "occupancy", "timed_inputs")  # `isolation.child._check_size`'s
+# the phases a size spends under the GPU lock's shared kind (`isolation.child._Child._judge`): its correctness
+# work before the timings, and the read-back and comparisons of what its timed launches left after them
+SHARED_PHASES = ("inputs", "launch_and_check", "occupancy", "timed_inputs", "timed_checks")
 
 
 def _own_cpu() -> float:

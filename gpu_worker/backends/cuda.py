@@ -51,7 +51,7 @@ from gpu_worker.backends.base import Backend, Compiled, LearnerError  # noqa: E4
 from gpu_worker.backends.device_check import CheckSpec  # noqa: E402
 from gpu_worker.exercise.launch import LaunchConfig  # noqa: E402
 from gpu_worker.measurement import kernel_cache, stats, timing  # noqa: E402
-from gpu_worker.measurement.device_info import Nvml  # noqa: E402
+from gpu_worker.measurement.device_info import DeviceState, Nvml  # noqa: E402
 from gpu_worker.protocol import ArgSpec, CheckInfo, CompileInfo, Diagnostic, Language  # noqa: E402
 
 NVRTC_OPTIONS = ("--std=c++17", "-lineinfo")
@@ -155,12 +155,23 @@ class Kernel:
 
 @dataclass
 class TimedSets:
-    """A size's timed input sets on the device, their expected outputs and the guard that alternates them."""
+    """What a size's timing launches: the checked launch (kernel, device arguments, configuration), and where the
+    job has timed inputs, their sets on the device, expected outputs and the guard that alternates them."""
 
-    check: CheckSpec
-    sets: list[list[Any]]
-    expectations: list[Any]
-    guard: Any  # a launch_guard.LaunchGuard
+    launched: tuple[Kernel, list[Any], LaunchConfig]
+    check: CheckSpec | None = None
+    sets: list[list[Any]] = field(default_factory=list)
+    expectations: list[Any] = field(default_factory=list)
+    guard: Any = None  # a launch_guard.LaunchGuard, with `sets`
+
+
+@dataclass
+class TimedLaunches:
+    """A size's timed launches, done (`CudaBackend.time_launches`): what `finish_timing` reads back and judges."""
+
+    prepared: TimedSets | None
+    stream: Any  # the cupy stream they ran in: the guard's read-back follows them there
+    record: dict[str, Any]  # `timing.launches`' record
 
 
 class CudaBackend(Backend):
@@ -439,16 +450,18 @@ class CudaBackend(Backend):
 
     # --- time and occupancy (the child calls these after `launch`) ---
 
-    def prepare_timed(self, timed: list[list[Any]] | None, check: CheckSpec | None) -> TimedSets | None:
-        """The timed launches' own input sets on the device (`timed`: argument lists from fresh seeds), their
-        expected outputs and the `LaunchGuard` that alternates them: correctness work, so the child does it in
-        the size's `correctness` block, before `time` takes the GPU alone. None without `timed` and `check`."""
+    def prepare_timed(self, timed: list[list[Any]] | None, check: CheckSpec | None) -> TimedSets:
+        """What the last launched size's timing will launch: that launch, and with `timed` (argument lists from
+        fresh seeds) and `check`, the timed launches' own input sets on the device, their expected outputs and the
+        `LaunchGuard` that alternates them. Correctness work, so the child does it in the size's `correctness`
+        block, before `time` takes the GPU alone; a job's sizes are all checked before the first is timed, so each
+        size's timing keeps what its own launch left (`time` would otherwise take the last size's)."""
         from gpu_worker.measurement.launch_guard import LaunchGuard
 
-        if not timed or check is None:
-            return None
         if self._last is None:
             raise RuntimeError("prepare_timed() before launch()")
+        if not timed or check is None:
+            return TimedSets(self._last)
         handle, _, launch_config = self._last
         cp = self.cp
         with self._faults(), self.correctness(), self._stream():
@@ -456,7 +469,21 @@ class CudaBackend(Backend):
             expectations = [device_check.expect(cp, check, s) for s in sets]
             outs = [[d for d, r in zip(s, handle.roles, strict=True) if r == "out"] for s in sets]
             guard = LaunchGuard(cp, [self._launcher(handle, s, launch_config) for s in sets], outs)
-        return TimedSets(check, sets, expectations, guard)
+        return TimedSets(self._last, check, sets, expectations, guard)
+
+    @contextlib.contextmanager
+    def alone(self) -> Iterator[float]:
+        """The GPU alone (the per-GPU lock's exclusive kind) for a block of timed launches; yields the wait.
+
+        The child times all of a job's sizes' launches in one such block (`time_launches` finds the lock held)
+        and reads their guards and timed outputs after it (`finish_timing`): under 8 learners each size's
+        timing, and its timed outputs' comparison after it, took the lock apart (nine holds a job, three of them
+        exclusive), and each hold queued behind the other jobs' (run 29: 0.56 s a job waiting for the timing
+        lock, 0.67 s for the shared kind, of a 2.4 s job)."""
+        from gpu_worker.measurement.gpu_lock import timing_lock
+
+        with timing_lock(self.uuid) if self.uuid else contextlib.nullcontext(0.0) as waited:
+            yield waited
 
     def time(
         self,
@@ -464,36 +491,56 @@ class CudaBackend(Backend):
         config: timing.TimingConfig | None = None,
         budget_s: float | None = None,
     ) -> dict[str, Any]:
-        """Time the last launched size, alone on the GPU (the per-GPU lock's exclusive kind).
+        """Time a checked size on its own: its launches alone on the GPU (`time_launches`), then what they left
+        judged (`finish_timing`), the device's state read before and after."""
+        before = self.device_state()
+        launched = self.time_launches(prepared, config, budget_s)
+        return self.finish_timing(launched, [before, self.device_state()])
 
-        With `prepared` (`prepare_timed`) the timed launches run on their own inputs under a `LaunchGuard`, and
-        the summary's `checks` judge what the timed launches left (compared under the shared kind once the
-        timing has let go). `budget_s`, the GPU time this size may take, replaces the default rule's (a sweep
-        point's is smaller).
-        """
+    def device_state(self) -> DeviceState | None:
+        """The GPU's state now (clocks' event reasons, power, other compute processes), or None without NVML."""
+        return self.nvml.state() if self.nvml is not None else None
+
+    def time_launches(
+        self,
+        prepared: TimedSets | None = None,
+        config: timing.TimingConfig | None = None,
+        budget_s: float | None = None,
+    ) -> TimedLaunches:
+        """A checked size's timed launches, alone on the GPU (the per-GPU lock's exclusive kind, held around the
+        launches only, or the caller's `alone` block): `prepared`'s launch (`prepare_timed`), else the last
+        launched size's; on `prepared`'s timed sets under its `LaunchGuard` where it has them. `budget_s`, the
+        GPU time this size may take, replaces the default rule's (a sweep point's is smaller)."""
         if config is None and budget_s is not None:
             config = timing.TimingConfig(rule=replace(stats.StopRule(), gpu_budget_s=float(budget_s)))
         from gpu_worker.measurement.gpu_lock import timing_lock
 
-        if self._last is None:
+        launched = prepared.launched if prepared is not None else self._last
+        if launched is None:
             raise RuntimeError("time() before launch()")
-        handle, dev_args, launch_config = self._last
-        checks: list[CheckInfo] = []
+        handle, dev_args, launch_config = launched
+        stream = self.cp.cuda.Stream(non_blocking=True)
         with self._faults():
             launch = self._launcher(handle, dev_args, launch_config)
-            # the lock covers the launches only (timing.measure): device state and read-backs stay outside it
-            result = timing.measure(
-                launch,
-                nvml=self.nvml,
-                config=config,
-                guard=prepared.guard if prepared else None,
-                exclusive=timing_lock(self.uuid),
-            )
-            if prepared is not None:
+            guard = prepared.guard if prepared else None
+            record = timing.launches(launch, stream, config, self.nvml, guard=guard, exclusive=timing_lock(self.uuid))
+        return TimedLaunches(prepared, stream, record)
+
+    def finish_timing(self, timed: TimedLaunches, states: list[DeviceState | None]) -> dict[str, Any]:
+        """A size's timing summary once its launches are done (`time_launches`) and the GPU let go: the guard's
+        read-back, and where there were timed sets, the `checks` of what the timed launches left (compared under
+        the shared kind, or inside the caller's `correctness` block). `states`: the device read around them."""
+        prepared, stream = timed.prepared, timed.stream
+        checks: list[CheckInfo] = []
+        with self._faults():
+            with stream:
+                guarded = prepared.guard.finish(stream) if prepared is not None and prepared.guard else None
+            if prepared is not None and prepared.check is not None and prepared.sets:
                 with self.correctness():
                     for k, (values, expectation) in enumerate(zip(prepared.sets, prepared.expectations, strict=True)):
                         words = f" (timed launches, inputs {k + 1})"
                         checks += device_check.compare(self.cp, prepared.check, expectation, values, words)
+        result = timing.result_of(timed.record, [s for s in states if s is not None], guarded)
         summary = timing.brief(result)
         summary["lock_wait_seconds"] = round(result["lock_wait_seconds"], 4)
         summary["lock_held_seconds"] = round(result["lock_held_seconds"], 4)  # the GPU alone: the worker's busy time
@@ -501,7 +548,7 @@ class CudaBackend(Backend):
         summary["device_before"] = result["device_before"]
         summary["device_after"] = result["device_after"]
         summary["method"] = "CUDA events, L2 flushed before each sample; hot = CUDA-graph replay / K"
-        if prepared is not None:
+        if prepared is not None and prepared.sets:
             summary["checks"] = [c.model_dump() for c in checks]
         return summary
 

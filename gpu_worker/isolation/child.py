@@ -4,10 +4,12 @@ Started by `gpu_worker.isolation.sandbox` as `python -m gpu_worker.isolation.chi
 It reads the request (plain JSON) from one pipe, switches to uid 65534 when
 started as root, and writes messages to the other pipe (see `gpu_worker.isolation.wire`):
 `hello`, then `compiled` or a verdict (`compile_error`, `rejected`,
-`runtime_error`), then one `outputs` per size (with the output arrays), then
-`not_run` or `finished`, after a `listing` with the SASS (and on the GPU the PTX)
-for reading: disassembling costs more than compiling, so the compile report and
-the occupancy it gives go out first. With `"listing_after_verdict"` (the CPU
+`runtime_error`), then one `outputs` per size (with the output arrays; on a GPU
+`checked` instead, and every size is checked before the first is timed, then
+each size's `timing`: `_Child._judge`), then `not_run` or `finished`, after
+a `listing` with the SASS (and on the GPU the PTX) for reading: disassembling
+costs more than compiling, so the compile report and the occupancy it gives go
+out first. With `"listing_after_verdict"` (the CPU
 tier) `finished` comes before the `listing`, so the verdict does not wait for it.
 It never judges the outputs: the engine does.
 
@@ -159,14 +161,69 @@ class _Child:
         phases["timed_inputs"] = time.perf_counter() - clock
         return prepared
 
-    def _time_size(self, backend: Any, run: dict[str, Any], prepared: Any, phases: dict[str, float]) -> dict[str, Any]:
-        """Time a checked size (the GPU alone: `CudaBackend.time`); its summary with the host phases' seconds."""
-        clock = time.perf_counter()
-        summary = backend.time(prepared=prepared, budget_s=run.get("gpu_budget_s"))
-        phases["timed_launches_and_checks"] = time.perf_counter() - clock
-        # where this size's wall time went, for the benchmarks (the measuring process's clock)
-        summary["host_phases_s"] = {k: round(v, 4) for k, v in phases.items()}
-        return summary
+    def _judge(
+        self, backend: Any, compiled: Any, group: list[tuple[int, dict[str, Any]]], args: list[Any], profile: Any
+    ) -> bool:
+        """Check a group of sizes, then time them (`_groups`); False once a size's error has ended the job.
+
+        Three holds of the GPU lock a job where each size took three (nine, each queued behind the other jobs'
+        holds: run 29, 0.56 s a job waiting for the timing lock and 0.67 s for the shared kind, of 2.4 s): every
+        size's correctness work in one hold of the shared kind (`_correctness`), every size's timed launches in
+        one hold of the exclusive kind (`backend.alone`), and what those launches left (the guards' read-backs,
+        the timed outputs' comparisons) in one more of the shared kind. The device's state is read around the
+        exclusive hold, outside it. A profiled launch takes the exclusive kind around its size instead, and is
+        not timed.
+        """
+        from gpu_worker.backends.base import LearnerError
+
+        prepared: dict[int, Any] = {}
+        phases: dict[int, dict[str, float]] = {index: {} for index, _ in group}
+        try:
+            with _correctness(backend, profile):
+                for index, run in group:
+                    with _gpu_lock(backend, profile):
+                        prepared[index] = self._check_size(backend, compiled, index, run, args, phases[index], profile)
+        except LearnerError as exc:
+            self._learner_error(exc, compiled, index)
+            return False
+        if profile is not None:  # the profiler has what it came for; no outputs, no timing
+            for index, _ in group:
+                self.send({"type": "profiled", "index": index})
+            return True
+        if not (self.request.get("measure") and hasattr(backend, "time")):
+            return True
+        timings: list[tuple[int, dict[str, Any]]] = []
+        try:
+            before = backend.device_state()
+            launched = []
+            with backend.alone() as waited:
+                for index, run in group:
+                    clock = time.monotonic()
+                    done = backend.time_launches(prepared.pop(index), budget_s=run.get("gpu_budget_s"))
+                    launched.append((index, done, time.monotonic() - clock))
+            states = [before, backend.device_state()]
+            with _correctness(backend, None):
+                for index, done, held in launched:
+                    clock = time.perf_counter()
+                    summary = backend.finish_timing(done, states)
+                    phases[index]["timed_launches"] = held
+                    phases[index]["timed_checks"] = time.perf_counter() - clock
+                    # the block's wait is the first size's; each size held the GPU from its start to the next's
+                    summary["lock_wait_seconds"] = round(waited if not timings else 0.0, 4)
+                    summary["lock_held_seconds"] = round(held, 4)
+                    # where this size's wall time went, for the benchmarks (the measuring process's clock)
+                    summary["host_phases_s"] = {k: round(v, 4) for k, v in phases[index].items()}
+                    timings.append((index, summary))
+        except LearnerError as exc:
+            self._send_timings(timings)
+            self._learner_error(exc, None, index)
+            return False
+        self._send_timings(timings)
+        return True
+
+    def _send_timings(self, timings: list[tuple[int, dict[str, Any]]]) -> None:
+        for index, summary in timings:
+            self.send_timing(index, summary)
 
     def send_timing(self, index: int, summary: dict[str, Any]) -> None:
         """A size's timing, after the checks of what its timed launches left."""
@@ -227,26 +284,9 @@ class _Child:
             runs = list(enumerate(request["runs"]))
             if profile is not None:
                 runs = [(i, r) for i, r in runs if i == int(profile["index"])]
-            for index, run in runs:
-                phases: dict[str, float] = {}
-                try:
-                    # the size's correctness work in one hold of the GPU lock's shared kind (`correctness`), the
-                    # timing after it alone; a profiled launch takes the exclusive kind instead
-                    with _correctness(backend, profile), _gpu_lock(backend, profile):
-                        prepared = self._check_size(backend, compiled, index, run, args, phases, profile)
-                except LearnerError as exc:
-                    self._learner_error(exc, compiled, index)
+            for group in _groups(runs):
+                if not self._judge(backend, compiled, group, args, profile):
                     return
-                if profile is not None:  # the profiler has what it came for; no outputs, no timing
-                    self.send({"type": "profiled", "index": index})
-                    continue
-                if request.get("measure") and hasattr(backend, "time"):
-                    try:
-                        self.send_timing(index, self._time_size(backend, run, prepared, phases))
-                    except LearnerError as exc:
-                        self._learner_error(exc, None, index)
-                        return
-                    del prepared  # the timed sets' device memory, before the next size's
             if profile is None and compiled.listing is not None and request.get("listing_after_verdict"):
                 # the CPU tier: nvdisasm, started at the compile, takes longer than the launches, so the verdict
                 # goes first (the output written so far with it) and the SASS after it (`engine._EarlyVerdict`)
@@ -292,6 +332,15 @@ def _listing_of(reading: concurrent.futures.Future[dict[str, Any]]) -> dict[str,
         return {"ptx_excerpt": None, "sass_excerpt": None, "notes": [f"no listing: not done in {LISTING_WAIT_S:.0f} s"]}
     except Exception as exc:  # a courtesy: the job already ran and was judged
         return {"ptx_excerpt": None, "sass_excerpt": None, "notes": [f"no listing: {exc}"[:300]]}
+
+
+def _groups(runs: list[tuple[int, dict[str, Any]]]) -> list[list[tuple[int, dict[str, Any]]]]:
+    """The job's sizes as one group, then each block-size sweep point as a group of its own: a sweep point's
+    fault ends the curve, never the sizes' verdict, so they are all checked and timed before any point is."""
+    from gpu_worker.exercise.plan import is_sweep
+
+    sizes = [(i, r) for i, r in runs if not is_sweep(r)]
+    return ([sizes] if sizes else []) + [[(i, r)] for i, r in runs if is_sweep(r)]
 
 
 def _check_spec(request: dict[str, Any], args: list[Any], run: dict[str, Any]) -> Any:

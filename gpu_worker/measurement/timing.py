@@ -412,36 +412,65 @@ def measure(
     buffers and the guard's read-back happen outside it, so the next job's timing need not wait for them.
     """
     cp = _cupy()
-    config = config or TimingConfig()
     stream = stream or cp.cuda.Stream(non_blocking=True)
-    t0 = time.perf_counter()
     before = nvml.state() if nvml is not None else None
+    launched = launches(launch, stream, config, nvml, hot, guard, exclusive)
+    with stream:
+        guarded = guard.finish(stream) if guard is not None else None
+    after = nvml.state() if nvml is not None else None
+    return result_of(launched, [s for s in (before, after) if s is not None], guarded)
+
+
+def launches(
+    launch: Launch,
+    stream: Any,
+    config: TimingConfig | None = None,
+    nvml: Nvml | None = None,
+    hot: bool | None = None,
+    guard: Any = None,
+    exclusive: AbstractContextManager[float] | None = None,
+) -> dict[str, Any]:
+    """`measure`'s launches alone, on `stream` (warm-up, cold samples, hot replays), under `exclusive`: what
+    `result_of` turns into the result once the device state is read and the guard's read-back is done
+    (`guard.finish(stream)`), both outside the lock. A caller that times several sizes in one hold of the
+    lock reads the state once around the hold and finishes each guard after it."""
+    cp = _cupy()
+    config = config or TimingConfig()
+    t0 = time.perf_counter()
     harness = _harness(cp, config, nvml)
     if guard is not None:
         launch = guard.launch
-    guarded = None
-    with stream:
-        with exclusive if exclusive is not None else contextlib.nullcontext(0.0) as waited:
-            held_from = time.monotonic()
-            est_ms, warm_ms, warm_n = _warmup(cp, launch, stream, config)
-            budget_ms = config.rule.gpu_budget_s * 1000.0 - warm_ms
-            want_hot = hot if hot is not None else est_ms < config.graph_below_ms
-            cold_budget = budget_ms * ((1.0 - config.hot_budget_fraction) if want_hot else 1.0)
-            cold = _cold(cp, launch, stream, est_ms, cold_budget, config, nvml, harness, guard)
-            if guard is not None:
-                guard.seal(stream)  # the last outputs' fingerprints, queued before the hot replays rewrite them
-            hot_result = None
-            if want_hot:
-                hot_result = _hot(cp, launch, stream, est_ms, budget_ms - cold["gpu_ms"], config)
-            stream.synchronize()
-            _LAST_TIMED_END[0] = time.monotonic()
-            held = _LAST_TIMED_END[0] - held_from
+    with stream, exclusive if exclusive is not None else contextlib.nullcontext(0.0) as waited:
+        held_from = time.monotonic()
+        est_ms, warm_ms, warm_n = _warmup(cp, launch, stream, config)
+        budget_ms = config.rule.gpu_budget_s * 1000.0 - warm_ms
+        want_hot = hot if hot is not None else est_ms < config.graph_below_ms
+        cold_budget = budget_ms * ((1.0 - config.hot_budget_fraction) if want_hot else 1.0)
+        cold = _cold(cp, launch, stream, est_ms, cold_budget, config, nvml, harness, guard)
         if guard is not None:
-            guarded = guard.finish(stream)
-    after = nvml.state() if nvml is not None else None
-    gpu_ms = warm_ms + cold["gpu_ms"] + (hot_result or {}).get("gpu_ms", 0.0)
+            guard.seal(stream)  # the last outputs' fingerprints, queued before the hot replays rewrite them
+        hot_result = None
+        if want_hot:
+            hot_result = _hot(cp, launch, stream, est_ms, budget_ms - cold["gpu_ms"], config)
+        stream.synchronize()
+        _LAST_TIMED_END[0] = time.monotonic()
+        held = _LAST_TIMED_END[0] - held_from
+    return {
+        "cold": cold,
+        "hot": hot_result,
+        "warmup": {"launches": warm_n, "gpu_ms": warm_ms, "estimate_ms": est_ms},
+        "started": t0,
+        "lock_wait_seconds": waited,
+        "lock_held_seconds": held,
+    }
+
+
+def result_of(launched: dict[str, Any], states: list[Any], guarded: dict[str, Any] | None) -> dict[str, Any]:
+    """A measurement's result from its launches (`launches`), the device states read around them (`Nvml.state`;
+    none without NVML) and its guard's report (`LaunchGuard.finish`, or None without a guard)."""
+    cold, hot_result, warmup = launched["cold"], launched["hot"], launched["warmup"]
+    gpu_ms = warmup["gpu_ms"] + cold["gpu_ms"] + (hot_result or {}).get("gpu_ms", 0.0)
     cold_summary = cold["summary"] or {}
-    states = [s for s in (before, after) if s is not None]
     shared = any(s.other_processes for s in states)
     throttled = sorted({r for s in states for r in s.throttle_reasons if r in SERIOUS_REASONS})
     flags = []
@@ -460,16 +489,16 @@ def measure(
         "median_ms": cold_summary.get("median"),
         "cold": cold,
         "hot": hot_result,
-        "warmup": {"launches": warm_n, "gpu_ms": warm_ms, "estimate_ms": est_ms},
+        "warmup": warmup,
         "gpu_seconds": gpu_ms / 1000.0,
-        "wall_seconds": time.perf_counter() - t0,
-        "device_before": before.as_dict() if before else None,
-        "device_after": after.as_dict() if after else None,
+        "wall_seconds": time.perf_counter() - launched["started"],
+        "device_before": states[0].as_dict() if states else None,
+        "device_after": states[-1].as_dict() if len(states) > 1 else None,
         "shared_gpu": shared,
         "flags": flags,
         "guard": guarded,
-        "lock_wait_seconds": waited,
-        "lock_held_seconds": held,
+        "lock_wait_seconds": launched["lock_wait_seconds"],
+        "lock_held_seconds": launched["lock_held_seconds"],
     }
 
 

@@ -31,6 +31,32 @@ extern "C" __global__ void vector_add(const float* a, const float* b, float* c, 
 }
 """
 
+# the same two cheats keyed on the size: each size's checked launch works, every launch after it at that size
+# does not (a job checks all its sizes before it times the first, so the cheats above already fail a later
+# size's check; these reach the timed launches, where the guard must catch them)
+FIRST_LAUNCH_OF_EACH_SIZE = r"""
+__device__ int warplab_last_n;
+extern "C" __global__ void vector_add(const float* a, const float* b, float* c, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (warplab_last_n == n) return;                  // every launch after this size's first does nothing
+    if (i < n) c[i] = a[i] + b[i];
+    if (i == n - 1) warplab_last_n = n;
+}
+"""
+
+DEFERS_HALF_OF_EACH_SIZE = r"""
+__device__ int warplab_seen_n;
+extern "C" __global__ void vector_add(const float* a, const float* b, float* c, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    if (warplab_seen_n == n && (i & 1)) return;       // after this size's first launch, odd elements "next time"
+    c[i] = a[i] + b[i];
+    if (i == n - 1) warplab_seen_n = n;
+}
+"""
+
 REPLAYS_ITS_CACHE = r"""
 __device__ float warplab_cache[1 << 25];
 __device__ int warplab_cached;
@@ -115,7 +141,9 @@ def honest_ms() -> float:
 
 
 @pytest.mark.parametrize(
-    "source", [FIRST_LAUNCH_ONLY, REPLAYS_ITS_CACHE, DEFERS_HALF], ids=["first-launch-only", "replays", "defers"]
+    "source",
+    [FIRST_LAUNCH_OF_EACH_SIZE, REPLAYS_ITS_CACHE, DEFERS_HALF_OF_EACH_SIZE],
+    ids=["first-launch-only", "replays", "defers"],
 )
 def test_a_kernel_that_stops_working_after_the_checked_launch_is_never_accepted_or_ranked(source, honest_ms):
     result, _ = _run(source, "cuda")
@@ -125,6 +153,14 @@ def test_a_kernel_that_stops_working_after_the_checked_launch_is_never_accepted_
     assert not _ranked_times(result) or all(
         abs(t["median_ms"] / honest_ms - 1) <= 0.02 for t in _ranked_times(result)[-1:]
     )
+
+
+@pytest.mark.parametrize("source", [FIRST_LAUNCH_ONLY, DEFERS_HALF], ids=["first-launch-only", "defers"])
+def test_a_kernel_that_works_on_the_jobs_first_launch_only_fails_the_next_sizes_check(source):
+    result, _ = _run(source, "cuda")
+    assert result.verdict == "wrong_answer", result.message
+    assert "timed launches" not in result.message  # caught before any timing: every size is checked first
+    assert not _ranked_times(result)
 
 
 @pytest.mark.parametrize("source", [SIDE_STREAM, PERSISTING_L2], ids=["side-stream", "persisting-l2"])

@@ -39,6 +39,12 @@ def test_alices_reference_is_accepted_with_timing_metrics_and_occupancy(language
     assert ".entry" in result.compile.ptx_excerpt and "vector_add" in result.compile.ptx_excerpt
     assert "// line" in result.compile.sass_excerpt and "STG" in result.compile.sass_excerpt
     assert kinds.index("timing") < len(kinds) - 1 - kinds[::-1].index("compiled")
+    # every size checked before the first is timed, and the timings in one hold of the GPU alone (`_Child._judge`)
+    before_timing = events[: kinds.index("timing")]
+    assert {getattr(e, "index", None) for e in before_timing if e.type == "check"} == {0, 1, 2}
+    sizes = result.timing["sizes"]
+    assert [s["lock_wait_seconds"] for s in sizes[1:]] == [0.0, 0.0]
+    assert all(s["lock_held_seconds"] > 0 for s in sizes)
 
 
 @pytest.mark.parametrize(
