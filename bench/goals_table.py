@@ -179,7 +179,21 @@ def exercise_section(lab: Lab, cases: list[Case], backend: str) -> list[str]:
     return lines + [""]
 
 
-def table(backend: str, cases: list[Case], facts: dict[str, str], sources: list[str], legend: list[str]) -> str:
+def measured_again(cases: list[Case], path: Path, session: Path | None) -> tuple[list[Case], str]:
+    """The cases with a later run's (`path`, a check-labs JSON of some exercises) in place of the first run's for
+    those exercises, and a sentence that says which exercises and where the later run was."""
+    _, later = read_check_labs(path)
+    again = sorted({c.lab for c in later})
+    facts = read_session(session)
+    where = f"{facts['device']}, {facts['date']}"  # its commit line may be the device copy's stale metadata
+    sources = ", ".join(f"`{p.as_posix()}`" for p in [path, *([session] if session else [])])
+    note = f"Measured again in a later run ({sources}: {where}): {', '.join(f'`{lab}`' for lab in again)}."
+    return [c for c in cases if c.lab not in again] + later, note
+
+
+def table(
+    backend: str, cases: list[Case], facts: dict[str, str], sources: list[str], legend: list[str], again: str = ""
+) -> str:
     labs = sorted(load_all()[1], key=lambda lab: (lab.module.number, lab.spec.order, lab.spec.slug))
     got = sum(c.ok for c in cases)
     lines = [
@@ -189,7 +203,8 @@ def table(backend: str, cases: list[Case], facts: dict[str, str], sources: list[
         f"{facts['device']}, {facts['date']}, commit {facts['commit']}, backend {backend}. "
         f"{got} of {len(cases)} samples got the verdict they must get. "
         'A goal\'s figure is what the run measured ("-": not measured there); '
-        "a sample's goals measured are its figures in the order of the exercise's goals.",
+        "a sample's goals measured are its figures in the order of the exercise's goals."
+        + (f" {again}" if again else ""),
         "",
     ]
     ncu_sources = sorted({c.ncu_source for c in cases if c.ncu_source})
@@ -215,7 +230,8 @@ def table(backend: str, cases: list[Case], facts: dict[str, str], sources: list[
     lines += [
         "Refresh it from a device run: `bash bench/device_session.sh 320 check-labs-ncu` (or `check-labs`, "
         "without the [ncu] figures), then `python3 bench/goals_table.py --check-labs check-labs-cuda-ncu.json "
-        "--session stdout.txt --out docs/curriculum-goals.md`.",
+        "--session stdout.txt --out docs/curriculum-goals.md` (`--again FILE --again-session FILE` puts a later run's "
+        "exercises in place of this run's).",
         "",
     ]
     seen = {c.lab for c in cases}
@@ -238,13 +254,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--session", type=Path, default=None)
     parser.add_argument("--goals", type=Path, nargs="*", default=[])
     parser.add_argument("--out", type=Path, required=True)
+    # a later run's check-labs JSON of some exercises (and its stdout.txt): its cases replace the first run's
+    parser.add_argument("--again", type=Path, default=None)
+    parser.add_argument("--again-session", type=Path, default=None)
     args = parser.parse_args(argv)
     backend, cases = read_check_labs(args.check_labs)
     if not cases:
         parser.error(f"{args.check_labs}: no check-labs cases found")
+    again = ""
+    if args.again is not None:
+        cases, again = measured_again(cases, args.again, args.again_session)
     legend = add_goal_files(cases, args.goals)
     sources = [p.as_posix() for p in [args.check_labs, *([args.session] if args.session else [])]]
-    args.out.write_text(table(backend, cases, read_session(args.session), sources, legend))
+    args.out.write_text(table(backend, cases, read_session(args.session), sources, legend, again))
     print(f"{args.out}: {len(cases)} samples in {len({c.lab for c in cases})} exercises")
     return 0
 

@@ -67,6 +67,25 @@ def test_each_goal_has_its_target_and_the_references_figure(goals_table, tmp_pat
     assert "Not in this run:" in text and "grid-stride" in text
 
 
+def test_a_later_runs_exercises_replace_the_first_runs_and_the_header_names_it(goals_table, tmp_path):
+    first, later = tmp_path / "first.json", tmp_path / "later.json"
+    first.write_text(json.dumps(vector_add_cases(roof=71.04)))
+    later.write_text(json.dumps(vector_add_cases(roof=64.5)))
+    session = tmp_path / "later-stdout.txt"
+    session.write_text("2026-12-07T16:00:00Z\ncommit 1234567 stale\nNVIDIA H100 80GB HBM3, GPU-2, 580.1, 1980 MHz\n")
+    out = tmp_path / "goals.md"
+    goals_table.main(
+        ["--check-labs", str(first), "--again", str(later), "--again-session", str(session), "--out", str(out)]
+    )
+    text = out.read_text()
+    assert "| near the memory roof | at least 60 % of the roof | 64.5 |" in text and "71 |" not in text
+    assert (
+        "Measured again in a later run" in text and "NVIDIA H100 80GB HBM3, 2026-12-07T16:00:00Z): `vector-add`" in text
+    )
+    assert "1234567" not in text  # a device copy's commit line may be stale: the later run names no commit
+    assert "1 of 2 samples" in text  # the later run's cases, not both runs'
+
+
 def test_a_figure_this_run_lacks_comes_from_a_goals_file_marked_with_it(goals_table, tmp_path):
     source = tmp_path / "check-labs-cuda.json"
     source.write_text(json.dumps(vector_add_cases(roof=None)))

@@ -1,13 +1,12 @@
 """Nsight Compute's source page read into memory sites and their active lanes, without a GPU.
 
-No real page has come back from a device yet (bench/device_session.sh's `ncu-lanes` step brings the first).
-The pages here are written in the format public scripts quote from ncu's own output: the header below is the
-one an `ncu --page source --print-source sass --csv` of a 2022-era ncu printed (a `"Kernel Name","..."` row,
-then `"Address","Source",...`, "Instructions Executed" twice), cut to the columns that matter and kept in its
-order; 2025.x scripts read the same column names by name. The columns' meaning is CUPTI's
-(docs.nvidia.com/cupti/api/structCUpti__ActivityInstructionExecution.html: `executed` per warp,
-`notPredOffThreadsExecuted` the threads whose predicate was true). NVIDIA's CLI manual itself could not be read
-from here, so the first real page is what settles the format.
+Two real pages lie in fixtures/ncu (Nsight Compute 2025.3.1 on an H100, 2026-12-07, run 30: the `ncu-lanes`
+step's divergence samples, in-warp-branch and branchless-factor, as ncu printed them); the pages written here
+follow the format public scripts quote from ncu's own output: the header below is the one an
+`ncu --page source --print-source sass --csv` of a 2022-era ncu printed (a `"Kernel Name","..."` row, then
+`"Address","Source",...`, "Instructions Executed" twice), cut to the columns that matter and kept in its order.
+The columns' meaning is CUPTI's (docs.nvidia.com/cupti/api/structCUpti__ActivityInstructionExecution.html:
+`executed` per warp, `notPredOffThreadsExecuted` the threads whose predicate was true).
 """
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -190,3 +190,20 @@ def test_an_ncu_that_cannot_print_the_page_says_so(tmp_path):
         ncu_source.read_page(tool, tmp_path / "lanes.ncu-rep")
     assert caught.value.reason == "Nsight Compute could not print the source counters of its report"
     assert caught.value.detail == "==ERROR== Option --print-source is not supported"
+
+
+REAL_PAGES = Path(__file__).parent / "fixtures" / "ncu"
+
+
+def test_a_real_page_of_a_branch_inside_a_warp_reads_16_lanes_at_its_stores():
+    page = (REAL_PAGES / "source-page-2025.3.1-h100-divergence-in-warp-branch.csv").read_text()
+    sites = ncu_source.memory_sites(ncu_source.parse_page(page, "two_paths"))
+    worst = min(sites, key=lambda site: site["lanes"])
+    assert worst["lanes"] == 16 and worst["access"] == "store" and worst["sass"].startswith("STG")
+    assert {site["lanes"] for site in sites if site["access"] == "load"} == {32.0}
+
+
+def test_a_real_page_of_a_branchless_kernel_reads_32_lanes_everywhere():
+    page = (REAL_PAGES / "source-page-2025.3.1-h100-divergence-branchless.csv").read_text()
+    sites = ncu_source.memory_sites(ncu_source.parse_page(page, "two_paths"))
+    assert sites and {site["lanes"] for site in sites} == {32.0}
