@@ -238,6 +238,7 @@ async def run_one(user: Any, language: str, source: str, timeout: float) -> dict
             for k in (
                 "lock_wait_seconds",
                 "lock_held_seconds",
+                "launches_held_seconds",
                 "sharing_wait_seconds",
                 "repeats",
                 "stop_reason",
@@ -367,6 +368,8 @@ def _where_the_time_went(jobs: list[dict[str, Any]]) -> dict[str, Any]:
         "started_to_done_s": _stats(between("started", "done")),
         "lock_wait_per_job_s": _stats([sum(s["lock_wait_seconds"] or 0 for s in t) for t in timed]),
         "lock_held_per_job_s": _stats([sum(s["lock_held_seconds"] or 0 for s in t) for t in timed]),
+        # of that hold, the launches themselves (warm-up to last sample): the rest is the harness's host calls
+        "launches_held_per_job_s": _stats([sum(s.get("launches_held_seconds") or 0 for s in t) for t in timed]),
         # the checks' shared lock, held back by other jobs' timings (a running total: the last size's is the job's)
         "checks_wait_per_job_s": _stats([t[-1].get("sharing_wait_seconds") or 0 for t in timed]),
         "gpu_per_job_s": _stats([sum(s["gpu_seconds"] or 0 for s in t) for t in timed]),

@@ -153,13 +153,14 @@ def _harness(cp: Any, config: TimingConfig, nvml: Nvml | None) -> _Harness:
     """The flush buffer and the blocking kernel's pinned flag (kept for the next size), the reference clock.
 
     Allocating them (pinned host memory, 2 x L2 of device memory, NVML reads) inside the lock made every
-    holder wait on host calls that a busy host slows down (run 21).
+    holder wait on host calls that a busy host slows down (run 21). The child now times a job's sizes in one
+    hold of the lock, so a later size's harness is made inside it: what can be is kept from the first (the
+    L2's size, whose `cudaGetDeviceProperties` reads every attribute of the device; the reference clock).
     """
     device = cp.cuda.Device().id
     nbytes = 0
     if config.flush:
-        l2 = cp.cuda.runtime.getDeviceProperties(device)["l2CacheSize"]
-        nbytes = int(config.flush_factor * l2)
+        nbytes = int(config.flush_factor * _device_facts(cp, device, nvml)[0])
     key = (id(cp), device, nbytes, config.hold)
     if key not in _KEPT:
         hold, hold_error = None, ""
@@ -172,8 +173,21 @@ def _harness(cp: Any, config: TimingConfig, nvml: Nvml | None) -> _Harness:
     flush, hold, hold_error = _KEPT[key]
     if hold is not None:
         hold.timeouts = 0  # counted per measurement
-    reference = nvml.reference_clock() if nvml is not None else None
+    reference = _device_facts(cp, device, nvml)[1] if nvml is not None else None
     return _Harness(flush, hold, hold_error, reference)
+
+
+_FACTS: dict[tuple[int, int, int], tuple[int, int | None]] = {}  # (cupy, device, nvml) -> (L2 bytes, reference MHz)
+
+
+def _device_facts(cp: Any, device: int, nvml: Nvml | None) -> tuple[int, int | None]:
+    """The device's L2 size and the clock samples are judged against, read once a process (neither changes while
+    a job runs: the fleet never sets application clocks)."""
+    key = (id(cp), device, id(nvml))
+    if key not in _FACTS:
+        l2 = int(cp.cuda.runtime.getDeviceProperties(device)["l2CacheSize"])
+        _FACTS[key] = (l2, nvml.reference_clock() if nvml is not None else None)
+    return _FACTS[key]
 
 
 def prepare_harness(cp: Any, nvml: Nvml | None, config: TimingConfig | None = None) -> None:
