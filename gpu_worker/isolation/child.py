@@ -9,8 +9,8 @@ started as root, and writes messages to the other pipe (see `gpu_worker.isolatio
 each size's `timing`: `_Child._judge`), then `not_run` or `finished`, after
 a `listing` with the SASS (and on the GPU the PTX) for reading: disassembling
 costs more than compiling, so the compile report and the occupancy it gives go
-out first. With `"listing_after_verdict"` (the CPU
-tier) `finished` comes before the `listing`, so the verdict does not wait for it.
+out first. With `"listing_after_verdict"` (the CPU tier) `finished` comes
+before the `listing`, so the verdict does not wait for it.
 It never judges the outputs: the engine does.
 
 With `"profile": {"index": i}` in the request (`gpu_worker.profiling`, the child
@@ -194,31 +194,10 @@ class _Child:
             return True
         timings: list[tuple[int, dict[str, Any]]] = []
         try:
-            before = backend.device_state()
-            launched = []
-            with backend.alone() as waited:
-                for index, run in group:
-                    clock = time.monotonic()
-                    done = backend.time_launches(prepared.pop(index), budget_s=run.get("gpu_budget_s"))
-                    launched.append((index, done, time.monotonic() - clock))
-            states = [before, backend.device_state()]
-            with _correctness(backend, None):
-                for index, done, held in launched:
-                    clock = time.perf_counter()
-                    summary = backend.finish_timing(done, states)
-                    phases[index]["timed_launches"] = held
-                    phases[index]["timed_checks"] = time.perf_counter() - clock
-                    # the block's wait is the first size's; each size held the GPU from its start to the next's,
-                    # of which its launches (warm-up to last sample) the part the harness counts itself
-                    summary["launches_held_seconds"] = summary["lock_held_seconds"]
-                    summary["lock_wait_seconds"] = round(waited if not timings else 0.0, 4)
-                    summary["lock_held_seconds"] = round(held, 4)
-                    # where this size's wall time went, for the benchmarks (the measuring process's clock)
-                    summary["host_phases_s"] = {k: round(v, 4) for k, v in phases[index].items()}
-                    timings.append((index, summary))
-        except LearnerError as exc:
-            self._send_timings(timings)
-            self._learner_error(exc, None, index)
+            _time_group(backend, group, prepared, phases, timings)
+        except _SizeFault as fault:
+            self._send_timings(timings)  # the sizes timed before the fault, then the fault
+            self._learner_error(fault.error, None, fault.index)
             return False
         self._send_timings(timings)
         return True
@@ -334,6 +313,59 @@ def _listing_of(reading: concurrent.futures.Future[dict[str, Any]]) -> dict[str,
         return {"ptx_excerpt": None, "sass_excerpt": None, "notes": [f"no listing: not done in {LISTING_WAIT_S:.0f} s"]}
     except Exception as exc:  # a courtesy: the job already ran and was judged
         return {"ptx_excerpt": None, "sass_excerpt": None, "notes": [f"no listing: {exc}"[:300]]}
+
+
+def _time_group(
+    backend: Any,
+    group: list[tuple[int, dict[str, Any]]],
+    prepared: dict[int, Any],
+    phases: dict[int, dict[str, float]],
+    timings: list[tuple[int, dict[str, Any]]],
+) -> None:
+    """Every size's timed launches in one exclusive hold, then what they left judged in one shared hold; each
+    size's summary appended to `timings` as it is made (a fault, `_SizeFault`, leaves the ones before it)."""
+    before = backend.device_state()
+    launched = []
+    with backend.alone() as waited:
+        for index, run in group:
+            clock = time.monotonic()
+            with _SizeFault.at(index):
+                done = backend.time_launches(prepared.pop(index), budget_s=run.get("gpu_budget_s"))
+            launched.append((index, done, time.monotonic() - clock))
+    states = [before, backend.device_state()]
+    with _correctness(backend, None):
+        for index, done, held in launched:
+            clock = time.perf_counter()
+            with _SizeFault.at(index):
+                summary = backend.finish_timing(done, states)
+            phases[index]["timed_launches"] = held
+            phases[index]["timed_checks"] = time.perf_counter() - clock
+            # the block's wait is the first size's; each size held the GPU from its start to the next's, of
+            # which its launches (warm-up to last sample) are the part the harness counts itself
+            summary["launches_held_seconds"] = summary["lock_held_seconds"]
+            summary["lock_wait_seconds"] = round(waited if not timings else 0.0, 4)
+            summary["lock_held_seconds"] = round(held, 4)
+            # where this size's wall time went, for the benchmarks (the measuring process's clock)
+            summary["host_phases_s"] = {k: round(v, 4) for k, v in phases[index].items()}
+            timings.append((index, summary))
+
+
+class _SizeFault(Exception):
+    """A learner's fault (`LearnerError`) at one size of a group being timed: the error and that size's index."""
+
+    def __init__(self, error: Exception, index: int):
+        super().__init__(str(error))
+        self.error, self.index = error, index
+
+    @staticmethod
+    @contextlib.contextmanager
+    def at(index: int) -> Any:
+        from gpu_worker.backends.base import LearnerError
+
+        try:
+            yield
+        except LearnerError as exc:
+            raise _SizeFault(exc, index) from None
 
 
 def _groups(runs: list[tuple[int, dict[str, Any]]]) -> list[list[tuple[int, dict[str, Any]]]]:
