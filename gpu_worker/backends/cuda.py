@@ -159,6 +159,7 @@ class TimedSets:
     job has timed inputs, their sets on the device, expected outputs and the guard that alternates them."""
 
     launched: tuple[Kernel, list[Any], LaunchConfig]
+    stream: Any = None  # the timed launches' own stream, made here: not a driver call inside the exclusive hold
     check: CheckSpec | None = None
     sets: list[list[Any]] = field(default_factory=list)
     expectations: list[Any] = field(default_factory=list)
@@ -461,7 +462,7 @@ class CudaBackend(Backend):
         if self._last is None:
             raise RuntimeError("prepare_timed() before launch()")
         if not timed or check is None:
-            return TimedSets(self._last)
+            return TimedSets(self._last, self.cp.cuda.Stream(non_blocking=True))
         handle, _, launch_config = self._last
         cp = self.cp
         with self._faults(), self.correctness(), self._stream():
@@ -469,7 +470,7 @@ class CudaBackend(Backend):
             expectations = [device_check.expect(cp, check, s) for s in sets]
             outs = [[d for d, r in zip(s, handle.roles, strict=True) if r == "out"] for s in sets]
             guard = LaunchGuard(cp, [self._launcher(handle, s, launch_config) for s in sets], outs)
-        return TimedSets(self._last, check, sets, expectations, guard)
+        return TimedSets(self._last, self.cp.cuda.Stream(non_blocking=True), check, sets, expectations, guard)
 
     @contextlib.contextmanager
     def alone(self) -> Iterator[float]:
@@ -519,7 +520,9 @@ class CudaBackend(Backend):
         if launched is None:
             raise RuntimeError("time() before launch()")
         handle, dev_args, launch_config = launched
-        stream = self.cp.cuda.Stream(non_blocking=True)
+        stream = prepared.stream if prepared is not None else None
+        if stream is None:  # timed without `prepare_timed` (a test, the command line): made here
+            stream = self.cp.cuda.Stream(non_blocking=True)
         with self._faults():
             launch = self._launcher(handle, dev_args, launch_config)
             guard = prepared.guard if prepared else None
