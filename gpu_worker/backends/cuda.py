@@ -536,8 +536,7 @@ class CudaBackend(Backend):
         prepared, stream = timed.prepared, timed.stream
         checks: list[CheckInfo] = []
         with self._faults():
-            with stream:
-                guarded = prepared.guard.finish(stream) if prepared is not None and prepared.guard else None
+            guarded = timing.read_guard(prepared.guard if prepared is not None else None, stream)
             if prepared is not None and prepared.check is not None and prepared.sets:
                 with self.correctness():
                     for k, (values, expectation) in enumerate(zip(prepared.sets, prepared.expectations, strict=True)):

@@ -158,9 +158,8 @@ def _harness(cp: Any, config: TimingConfig, nvml: Nvml | None) -> _Harness:
     L2's size, whose `cudaGetDeviceProperties` reads every attribute of the device; the reference clock).
     """
     device = cp.cuda.Device().id
-    nbytes = 0
-    if config.flush:
-        nbytes = int(config.flush_factor * _device_facts(cp, device, nvml)[0])
+    l2_bytes, reference = _device_facts(cp, device, nvml)
+    nbytes = int(config.flush_factor * l2_bytes) if config.flush else 0
     key = (id(cp), device, nbytes, config.hold)
     if key not in _KEPT:
         hold, hold_error = None, ""
@@ -173,7 +172,6 @@ def _harness(cp: Any, config: TimingConfig, nvml: Nvml | None) -> _Harness:
     flush, hold, hold_error = _KEPT[key]
     if hold is not None:
         hold.timeouts = 0  # counted per measurement
-    reference = _device_facts(cp, device, nvml)[1] if nvml is not None else None
     return _Harness(flush, hold, hold_error, reference)
 
 
@@ -429,10 +427,18 @@ def measure(
     stream = stream or cp.cuda.Stream(non_blocking=True)
     before = nvml.state() if nvml is not None else None
     launched = launches(launch, stream, config, nvml, hot, guard, exclusive)
-    with stream:
-        guarded = guard.finish(stream) if guard is not None else None
+    guarded = read_guard(guard, stream)
     after = nvml.state() if nvml is not None else None
     return result_of(launched, [s for s in (before, after) if s is not None], guarded)
+
+
+def read_guard(guard: Any, stream: Any) -> dict[str, Any] | None:
+    """The guard's report (`LaunchGuard.finish`: its fingerprints read back behind the launches on `stream`), or
+    None without a guard; outside the timing lock."""
+    if guard is None:
+        return None
+    with stream:
+        return guard.finish(stream)
 
 
 def launches(
