@@ -244,6 +244,7 @@ async def run_one(user: Any, language: str, source: str, timeout: float) -> dict
                 "stop_reason",
                 "gpu_seconds",
                 "host_phases_s",
+                "hold_phases_s",
             )
         }
         for size in sizes
@@ -399,6 +400,15 @@ def _where_the_time_went(jobs: list[dict[str, Any]]) -> dict[str, Any]:
             timed, lambda size: sum(v for k, v in (size.get("host_phases_s") or {}).items() if k in SHARED_PHASES)
         ),
         "lock_held_by_size_s": _by_size(timed, lambda size: size["lock_held_seconds"] or 0),
+        # inside each size's exclusive hold, the host's seconds step by step (`timing._HostClock`): the
+        # enqueueing, the waits on the GPU, the stopping rule, the graph's capture
+        "hold_phases_by_size_s": [
+            {
+                phase: _stats([(t[i].get("hold_phases_s") or {}).get(phase, 0.0) for t in timed])
+                for phase in sorted({k for t in timed for k in (t[i].get("hold_phases_s") or {})})
+            }
+            for i in range(min((len(t) for t in timed), default=0))
+        ],
     }
 
 
@@ -680,7 +690,9 @@ def main(argv: list[str] | None = None) -> int:
         call_command("sync_labs")
         report["setup_db_s"] = round(time.monotonic() - t, 2)
 
-        web_argv = [sys.executable, "-m", "celery", "-A", "labsite", "worker", "-Q", "web"]
+        from django.conf import settings
+
+        web_argv = [sys.executable, "-m", "celery", "-A", "labsite", "worker", "-Q", settings.WARPLAB_WEB_QUEUES]
         # as docker-compose.yml runs it (two processes store reports side by side); 1 is `./lab up`'s solo worker
         web_argv += ["-P", "solo"] if args.web_concurrency == 1 else ["--concurrency", str(args.web_concurrency)]
         web_argv += ["-n", f"web-bench{os.getpid()}@%h", "--without-gossip", "--without-mingle", "--loglevel", "INFO"]

@@ -546,6 +546,7 @@ class CudaBackend(Backend):
         summary = timing.brief(result)
         summary["lock_wait_seconds"] = round(result["lock_wait_seconds"], 4)
         summary["lock_held_seconds"] = round(result["lock_held_seconds"], 4)  # the GPU alone: the worker's busy time
+        summary["hold_phases_s"] = result["hold_phases_s"]  # where the host's time inside the hold went
         summary["sharing_wait_seconds"] = round(self.sharing_wait_s, 4)  # this job's checks so far, behind timings
         summary["device_before"] = result["device_before"]
         summary["device_after"] = result["device_after"]

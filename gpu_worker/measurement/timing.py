@@ -193,6 +193,26 @@ def prepare_harness(cp: Any, nvml: Nvml | None, config: TimingConfig | None = No
     _harness(cp, config or TimingConfig(), nvml)
 
 
+class _HostClock:
+    """Host seconds per step of one measurement inside its hold of the lock (`hold_phases_s` of the result): the
+    GPU's own time is in the events; this says where the rest of the hold went (enqueueing, waiting on a batch,
+    the stopping rule, the graph's capture), which a holder's wall time alone cannot."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def phase(self, name: str) -> Any:
+        t = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - t
+
+    def rounded(self) -> dict[str, float]:
+        return {k: round(v, 5) for k, v in self.seconds.items()}
+
+
 def _events(cp: Any, n: int) -> list[Any]:
     return [cp.cuda.Event() for _ in range(n)]
 
@@ -210,41 +230,46 @@ def _batch(
     nvml: Nvml | None,
     hold: _Hold | None = None,
     guard: Any = None,
+    host: _HostClock | None = None,
 ) -> tuple[list[float], float, list[int]]:
     """`count` samples with no host sync between them; (samples ms, GPU ms spent, clock readings).
 
     With a `guard` (`launch_guard.LaunchGuard`) its `before` runs ahead of each sample's flush and its
-    `after` behind each stop event: both outside the timed interval.
+    `after` behind each stop event: both outside the timed interval. `host` counts the host's enqueueing
+    ("cold_enqueue") apart from its wait for the batch's end ("cold_wait").
     """
-    begin = cp.cuda.Event()
-    starts, stops = _events(cp, count), _events(cp, count)
-    if hold is not None:
-        hold.engage(stream)
-    begin.record(stream)
-    try:
-        for i in range(count):
-            if guard is not None:
-                guard.before(stream)
-            if flush is not None:
-                flush(stream)
-            starts[i].record(stream)
-            launch(stream)
-            stops[i].record(stream)
-            if guard is not None:
-                guard.after(stream)
-    finally:
+    host = host or _HostClock()
+    with host.phase("cold_enqueue"):
+        begin = cp.cuda.Event()
+        starts, stops = _events(cp, count), _events(cp, count)
         if hold is not None:
-            hold.release()
+            hold.engage(stream)
+        begin.record(stream)
+        try:
+            for i in range(count):
+                if guard is not None:
+                    guard.before(stream)
+                if flush is not None:
+                    flush(stream)
+                starts[i].record(stream)
+                launch(stream)
+                stops[i].record(stream)
+                if guard is not None:
+                    guard.after(stream)
+        finally:
+            if hold is not None:
+                hold.release()
     clocks = []
-    if nvml is not None and nvml.ok:
-        c = nvml.sm_clock()  # read while the batch runs
-        if c:
-            clocks.append(c)
-    stops[-1].synchronize()
-    if nvml is not None and nvml.ok:
-        c = nvml.sm_clock()
-        if c:
-            clocks.append(c)
+    with host.phase("cold_wait"):
+        if nvml is not None and nvml.ok:
+            c = nvml.sm_clock()  # read while the batch runs
+            if c:
+                clocks.append(c)
+        stops[-1].synchronize()
+        if nvml is not None and nvml.ok:
+            c = nvml.sm_clock()
+            if c:
+                clocks.append(c)
     if hold is not None:
         hold.check()
     samples = [_elapsed(cp, s, e) for s, e in zip(starts, stops, strict=True)]
@@ -293,7 +318,9 @@ def _cold(
     nvml: Nvml | None,
     harness: _Harness,
     guard: Any = None,
+    host: _HostClock | None = None,
 ) -> dict[str, Any]:
+    host = host or _HostClock()
     flush, hold, hold_error, reference = harness.flush, harness.hold, harness.hold_error, harness.reference_clock
     flush_ms = 0.0
     batch_max = min(config.batch_max, config.hold_batch_max) if hold else config.batch_max
@@ -303,12 +330,14 @@ def _cold(
     reason = "noisy"
     while True:
         per_sample = est_ms + flush_ms
-        count = min(_samples_needed(samples, config), batch_max, int(config.batch_ms / max(per_sample, 1e-4)))
+        with host.phase("cold_rule"):
+            needed = _samples_needed(samples, config)
+        count = min(needed, batch_max, int(config.batch_ms / max(per_sample, 1e-4)))
         count = max(1, min(count, config.rule.max_samples - len(samples)))
         left = budget_ms - spent_ms
         if per_sample * count > left:
             count = max(1, int(left / max(per_sample, 1e-4)))
-        batch, ms, clocks = _batch(cp, launch, stream, count, flush, nvml, hold, guard)
+        batch, ms, clocks = _batch(cp, launch, stream, count, flush, nvml, hold, guard, host)
         batches += 1
         spent_ms += ms
         all_clocks += clocks
@@ -321,7 +350,8 @@ def _cold(
             dropped += 1
         else:
             samples += batch
-        stop, reason = stats.should_stop(samples, spent_ms / 1000.0, _budget_rule(config.rule, budget_ms))
+        with host.phase("cold_rule"):
+            stop, reason = stats.should_stop(samples, spent_ms / 1000.0, _budget_rule(config.rule, budget_ms))
         if stop and guard is not None and guard.count < len(guard.launches):
             continue  # each input set launched once at least, or a kernel slower than the budget (a naive
             # matmul at n = 4096, 12.6 ms on the H200) left a set's outputs poisoned and read as wrong
@@ -363,37 +393,75 @@ def _budget_rule(rule: stats.StopRule, budget_ms: float) -> stats.StopRule:
     return stats.StopRule(rule.rel_precision, rule.min_samples, rule.max_samples, budget_ms / 1000.0)
 
 
-def _hot(cp: Any, launch: Launch, stream: Any, est_ms: float, budget_ms: float, config: TimingConfig) -> dict[str, Any]:
-    """Graph replay: capture K launches, time replays, divide by K."""
-    k = int(min(config.graph_max_launches, max(10, math.ceil(config.graph_replay_ms / max(est_ms, 1e-4)))))
+def _launches_per_replay(per_launch_ms: float, config: TimingConfig) -> int:
+    """K: launches in one graph so that a replay lasts `graph_replay_ms` at `per_launch_ms` a launch."""
+    return int(min(config.graph_max_launches, max(10, math.ceil(config.graph_replay_ms / max(per_launch_ms, 1e-4)))))
+
+
+def _capture(cp: Any, launch: Launch, stream: Any, k: int) -> tuple[Any, float]:
+    """A graph of `k` launches, uploaded, replayed once to warm its first-launch costs, then once timed: (graph,
+    ms of the timed replay)."""
+    stream.begin_capture()
     try:
-        stream.begin_capture()
-        try:
-            for _ in range(k):
-                launch(stream)
-        finally:
-            graph = stream.end_capture()
-        graph.upload(stream)
-        graph.launch(stream)  # one replay to warm the graph's first-launch costs
-        stream.synchronize()
+        for _ in range(k):
+            launch(stream)
+    finally:
+        graph = stream.end_capture()
+    graph.upload(stream)
+    graph.launch(stream)
+    a, b = cp.cuda.Event(), cp.cuda.Event()
+    a.record(stream)
+    graph.launch(stream)
+    b.record(stream)
+    b.synchronize()
+    return graph, _elapsed(cp, a, b)
+
+
+def _hot(
+    cp: Any,
+    launch: Launch,
+    stream: Any,
+    est_ms: float,
+    budget_ms: float,
+    config: TimingConfig,
+    host: _HostClock | None = None,
+) -> dict[str, Any]:
+    """Graph replay: capture K launches, time replays, divide by K.
+
+    K is sized from `est_ms` a launch, then from a timed replay: a graph whose replay lasts under half of
+    `graph_replay_ms` is captured again, K scaled to what the replay took. The warm-up's per-launch estimate is
+    the host's launch rate for a kernel of a microsecond or two (launches back to back outrun nothing), so it
+    made graphs of ~118 launches that replayed in 0.2 ms where 1 ms was meant, and at 2^18 the hot median's
+    CV over ten measurements was 2.3% (runs 29 and 30; target 0.5%).
+    """
+    host = host or _HostClock()
+    k = _launches_per_replay(est_ms, config)
+    try:
+        with host.phase("hot_capture"):
+            graph, replay_ms = _capture(cp, launch, stream, k)
+            if replay_ms < 0.5 * config.graph_replay_ms and k < config.graph_max_launches:
+                k = _launches_per_replay(replay_ms / k, config)
+                graph, replay_ms = _capture(cp, launch, stream, k)
     except Exception as exc:  # capture refused (e.g. a sync inside the launch): no hot number
         return {"error": f"graph capture failed: {type(exc).__name__}: {exc}"}
     per: list[float] = []
     spent = 0.0
     rule = _budget_rule(config.rule, budget_ms)
     while True:
-        n = max(5, min(50, int(20.0 / max(est_ms * k, 1e-3))))
-        starts, stops = _events(cp, n), _events(cp, n)
-        for i in range(n):
-            starts[i].record(stream)
-            graph.launch(stream)
-            stops[i].record(stream)
-        stops[-1].synchronize()
+        n = max(5, min(50, int(20.0 / max(replay_ms, 1e-3))))
+        with host.phase("hot_replays"):
+            starts, stops = _events(cp, n), _events(cp, n)
+            for i in range(n):
+                starts[i].record(stream)
+                graph.launch(stream)
+                stops[i].record(stream)
+            stops[-1].synchronize()
         for a, b in zip(starts, stops, strict=True):
             ms = _elapsed(cp, a, b)
             spent += ms
             per.append(ms / k)
-        stop, reason = stats.should_stop(per, spent / 1000.0, rule)
+        with host.phase("hot_rule"):
+            stop, reason = stats.should_stop(per, spent / 1000.0, rule)
         if stop:
             break
     return {"summary": stats.summarize(per).as_dict(), "launches_per_replay": k, "gpu_ms": spent, "stop_reason": reason}
@@ -457,22 +525,28 @@ def launches(
     cp = _cupy()
     config = config or TimingConfig()
     t0 = time.perf_counter()
-    harness = _harness(cp, config, nvml)
+    host = _HostClock()
+    with host.phase("harness"):
+        harness = _harness(cp, config, nvml)
     if guard is not None:
         launch = guard.launch
     with stream, exclusive if exclusive is not None else contextlib.nullcontext(0.0) as waited:
         held_from = time.monotonic()
-        est_ms, warm_ms, warm_n = _warmup(cp, launch, stream, config)
+        with host.phase("warmup"):
+            est_ms, warm_ms, warm_n = _warmup(cp, launch, stream, config)
         budget_ms = config.rule.gpu_budget_s * 1000.0 - warm_ms
         want_hot = hot if hot is not None else est_ms < config.graph_below_ms
         cold_budget = budget_ms * ((1.0 - config.hot_budget_fraction) if want_hot else 1.0)
-        cold = _cold(cp, launch, stream, est_ms, cold_budget, config, nvml, harness, guard)
+        cold = _cold(cp, launch, stream, est_ms, cold_budget, config, nvml, harness, guard, host)
         if guard is not None:
             guard.seal(stream)  # the last outputs' fingerprints, queued before the hot replays rewrite them
         hot_result = None
         if want_hot:
-            hot_result = _hot(cp, launch, stream, est_ms, budget_ms - cold["gpu_ms"], config)
-        stream.synchronize()
+            # a cold sample's median is the kernel's own time (the warm-up's estimate is the host's launch rate)
+            per_launch = min(est_ms, (cold["summary"] or {}).get("median") or est_ms)
+            hot_result = _hot(cp, launch, stream, per_launch, budget_ms - cold["gpu_ms"], config, host)
+        with host.phase("drain"):
+            stream.synchronize()
         _LAST_TIMED_END[0] = time.monotonic()
         held = _LAST_TIMED_END[0] - held_from
     return {
@@ -482,6 +556,7 @@ def launches(
         "started": t0,
         "lock_wait_seconds": waited,
         "lock_held_seconds": held,
+        "hold_phases_s": host.rounded(),
     }
 
 
@@ -519,6 +594,7 @@ def result_of(launched: dict[str, Any], states: list[Any], guarded: dict[str, An
         "guard": guarded,
         "lock_wait_seconds": launched["lock_wait_seconds"],
         "lock_held_seconds": launched["lock_held_seconds"],
+        "hold_phases_s": launched.get("hold_phases_s", {}),
     }
 
 
