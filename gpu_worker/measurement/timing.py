@@ -470,7 +470,7 @@ def _hot(
     spent = 0.0
     rule = _budget_rule(config.rule, budget_ms)
     while True:
-        n = max(5, min(50, int(20.0 / max(replay_ms, 1e-3))))
+        n = max(5, min(50, int(10.0 / max(replay_ms, 1e-3))))  # about 10 ms of the GPU a round
         with host.phase("hot_replays"):
             starts, stops = _events(cp, n), _events(cp, n)
             for i in range(n):
