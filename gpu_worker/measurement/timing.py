@@ -16,11 +16,12 @@ kernel on a given CuPy stream and returns a plain dict:
   whose clock fell under 75% of the default is dropped and retaken;
 - "hot", for kernels under `graph_below_ms`: K launches captured in a CUDA
   graph, each replay timed with events and divided by K (launch gaps hidden,
-  caches warm);
+  caches warm); K sized so a replay lasts `graph_replay_ms`, by a timed replay;
 - the device state before and after, and whether another compute process
   shared the GPU (the result is then flagged, never silently reported);
 - the per-GPU timing lock (`exclusive`) covers the launches alone: the state
-  reads, the harness's buffers and the guard's read-back happen outside it.
+  reads, the harness's buffers and the guard's read-back happen outside it;
+  the host's seconds inside it are counted step by step (`hold_phases_s`).
 
 The same function times CuPy `RawKernel`s and numba-cuda kernels (launched on
 `cuda.external_stream(stream.ptr)`); it imports CuPy lazily so the module
@@ -461,13 +462,15 @@ def _hot(
     try:
         with host.phase("hot_capture"):
             graph, replay_ms = _capture(cp, launch, stream, k)
+            sizing_ms = replay_ms  # the GPU's time in the sizing replays, counted against the budget too
             if replay_ms < 0.5 * config.graph_replay_ms and k < config.graph_max_launches:
                 k = _launches_per_replay(replay_ms / k, config)
                 graph, replay_ms = _capture(cp, launch, stream, k)
+                sizing_ms += replay_ms
     except Exception as exc:  # capture refused (e.g. a sync inside the launch): no hot number
         return {"error": f"graph capture failed: {type(exc).__name__}: {exc}"}
     per: list[float] = []
-    spent = 0.0
+    spent = sizing_ms
     rule = _budget_rule(config.rule, budget_ms)
     while True:
         n = max(5, min(50, int(10.0 / max(replay_ms, 1e-3))))  # about 10 ms of the GPU a round
