@@ -37,10 +37,12 @@ def _facts(event: Event) -> str:
         return ""
     facts = event.model_dump()
     phases = " ".join(f"{k} {v:.3f}" for k, v in (facts.get("host_phases_s") or {}).items())
+    held = " ".join(f"{k} {v:.4f}" for k, v in (facts.get("hold_phases_s") or {}).items())  # inside the hold
     return (
         f"  {facts.get('sizes')} {facts.get('repeats')} samples ({facts.get('stop_reason')})"
         f" gpu {facts.get('gpu_seconds', 0):.3f} s wall {facts.get('wall_seconds', 0):.3f} s"
-        f" lock wait {facts.get('lock_wait_seconds', 0):.3f} s | {phases}"
+        f" lock wait {facts.get('lock_wait_seconds', 0):.3f} s held {facts.get('lock_held_seconds', 0):.3f} s"
+        f" | {phases} | held: {held}"
     )
 
 
