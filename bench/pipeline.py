@@ -690,9 +690,7 @@ def main(argv: list[str] | None = None) -> int:
         call_command("sync_labs")
         report["setup_db_s"] = round(time.monotonic() - t, 2)
 
-        from django.conf import settings
-
-        web_argv = [sys.executable, "-m", "celery", "-A", "labsite", "worker", "-Q", settings.WARPLAB_WEB_QUEUES]
+        web_argv = [sys.executable, "-m", "celery", "-A", "labsite", "worker", "-Q", "web"]
         # as docker-compose.yml runs it (two processes store reports side by side); 1 is `./lab up`'s solo worker
         web_argv += ["-P", "solo"] if args.web_concurrency == 1 else ["--concurrency", str(args.web_concurrency)]
         web_argv += ["-n", f"web-bench{os.getpid()}@%h", "--without-gossip", "--without-mingle", "--loglevel", "INFO"]

@@ -21,7 +21,7 @@ psql "${DATABASE_URL%/*}/postgres" -qc "DROP DATABASE IF EXISTS warplab_bench" -
 PIDS=()
 trap 'kill "${PIDS[@]}" 2>/dev/null || true; wait 2>/dev/null || true' EXIT
 "$PY" -m daphne --websocket_connect_timeout "${WS_CONNECT_TIMEOUT:-5}" -b 127.0.0.1 -p "$PORT" "${ASGI_APP:-labsite.asgi:application}" >"$LOGS/web.log" 2>&1 & PIDS+=($!)
-.venv/bin/celery -A labsite worker -Q claims,web -P solo -n bench-web@%h --without-gossip --without-mingle \
+.venv/bin/celery -A labsite worker -Q web -P solo -n bench-web@%h --without-gossip --without-mingle \
   --loglevel WARNING >"$LOGS/worker-web.log" 2>&1 & PIDS+=($!)
 env -i PATH="$PATH" HOME="$HOME" WARPLAB_BROKER_URL=$REDIS_URL WARPLAB_BROKER_PREFIX=$WARPLAB_BROKER_PREFIX \
   WARPLAB_POOL=sim WARPLAB_BACKEND=sim PYTHONUNBUFFERED=1 "$PY" -m gpu_worker serve >"$LOGS/worker-sim.log" 2>&1 & PIDS+=($!)

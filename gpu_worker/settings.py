@@ -35,7 +35,6 @@ class WorkerSettings(BaseSettings):
     slice_kind: Literal["", "full", "mig", "mps", "timeslice"] = ""
     worker_name: str = ""  # the Celery node name; empty: <queue>@<host>. The planner's exports set one per slice
     results_queue: str = "web"
-    claims_queue: str = "claims"  # the web worker reads it before `results_queue` (labsite.settings)
     # How long a run's first unsent event waits for the ones after it, to go to the web side as one task
     # (`service._Reporter`): events come in bursts (compiled, occupancy and figures at once; a size's check and
     # timing), and under a class's load one task per event queued the claims of every job behind them.

@@ -143,16 +143,7 @@ CHANNEL_LAYERS = {
 
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL)
 # A prefix on every broker key keeps two labs (or two test runs) on one Redis apart; workers use the same.
-# The web worker consumes `claims` before `web` ("priority": BRPOP asks the queues in the order `-Q` names them,
-# `-Q claims,web`), one message at a time: a worker's claim on a job (`labs.claim_run`) is what its learner's
-# first figure waits for, and in one queue with the runs' event batches, four of them prefetched a process, it
-# waited behind them (run 30: the claim's round trip 0.12 s p50, 0.54 s p95 under 8 learners).
-CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "global_keyprefix": env("WARPLAB_BROKER_PREFIX", default=""),
-    "queue_order_strategy": "priority",
-}
-CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-WARPLAB_WEB_QUEUES = "claims,web"  # the web worker's `-Q`, claims first (`./lab up`, docker-compose.yml, the tests)
+CELERY_BROKER_TRANSPORT_OPTIONS = {"global_keyprefix": env("WARPLAB_BROKER_PREFIX", default="")}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_IGNORE_RESULT = True

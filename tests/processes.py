@@ -32,8 +32,7 @@ def database_url(settings_dict: dict) -> str:
 def purge_queues(*queues: str) -> None:
     """Drop jobs left in the test broker by earlier tests, so no stale job lands on a reused id."""
     prefix = settings.CELERY_BROKER_TRANSPORT_OPTIONS["global_keyprefix"]
-    claims = ("claims",) if "web" in queues else ()  # the web worker's other queue (labsite.settings)
-    keys = [prefix + key for key in (*queues, *claims, "unacked", "unacked_index")]
+    keys = [prefix + key for key in (*queues, "unacked", "unacked_index")]
     redis.from_url(settings.CELERY_BROKER_URL).delete(*keys)
 
 
@@ -95,7 +94,7 @@ def start_web_worker(db_url: str, *, beat: bool = False, **extra: str) -> Servic
         "labsite",
         "worker",
         "-Q",
-        settings.WARPLAB_WEB_QUEUES,
+        "web",
         "-P",
         "solo",
         "-n",

@@ -29,15 +29,3 @@ def test_workers_get_no_secrets():
         env = SERVICES[name]["environment"]
         assert not {"SECRET_KEY", "DATABASE_URL"} & set(env), name
         assert env["WARPLAB_BROKER_URL"].startswith("redis://")
-
-
-def test_every_web_worker_reads_the_claims_before_the_event_batches():
-    """A GPU worker's claim on a job waits for the web worker: everywhere one starts it reads `claims` first."""
-    from django.conf import settings
-
-    root = Path(__file__).resolve().parent.parent
-    assert settings.WARPLAB_WEB_QUEUES == "claims,web"
-    assert settings.CELERY_BROKER_TRANSPORT_OPTIONS["queue_order_strategy"] == "priority"
-    assert f"-Q {settings.WARPLAB_WEB_QUEUES} " in SERVICES["worker-web"]["command"]
-    for script in ("lab", "bench/run_load_ws.sh"):
-        assert f"worker -Q {settings.WARPLAB_WEB_QUEUES} " in (root / script).read_text(), script

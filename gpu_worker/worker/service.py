@@ -207,7 +207,7 @@ def _claim(submission_id: int, task_id: str) -> dict:
     """The ledger's answer for this delivery; with none in `claim_timeout`, the delivery goes back to the queue."""
     try:
         answer = app.send_task(
-            CLAIM_TASK, args=[submission_id, task_id], queue=settings.claims_queue, expires=settings.claim_timeout
+            CLAIM_TASK, args=[submission_id, task_id], queue=settings.results_queue, expires=settings.claim_timeout
         )
         claim = answer.get(timeout=settings.claim_timeout, disable_sync_subtasks=False)
         answer.forget()
