@@ -20,7 +20,9 @@ class StudentJourneyTests(BrowserTestCase):
         assert self.submit(CASES["reference-numba"].source) == "accepted"
         types = page.eval_on_selector_all("#events li", "els => els.map(e => e.dataset.type)")
         assert types[0] == "queued" and "started" in types and "check" in types and types[-1] == "done"
-        page.wait_for_selector("#history li")
+        # the history is fetched again at the verdict: wait for the new verdict there, not for any row (the run's
+        # row, still "queued", was there first; CI 2026-12-07 read it before the refresh came)
+        page.wait_for_selector("#history li:has-text('Accepted')")
         assert "Accepted" in page.inner_text("#history")
         page.wait_for_function("document.querySelectorAll('#figures .figure[data-rendered]').length >= 4")
         titles = page.eval_on_selector_all("#figures .figure", "els => els.map(e => e.dataset.title)")
