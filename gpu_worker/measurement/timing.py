@@ -33,7 +33,7 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
@@ -225,7 +225,7 @@ class _HostClock:
         self.seconds: dict[str, float] = {}
 
     @contextlib.contextmanager
-    def phase(self, name: str) -> Any:
+    def phase(self, name: str) -> Iterator[None]:
         t = time.perf_counter()
         try:
             yield
