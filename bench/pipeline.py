@@ -245,6 +245,7 @@ async def run_one(user: Any, language: str, source: str, timeout: float) -> dict
                 "gpu_seconds",
                 "host_phases_s",
                 "hold_phases_s",
+                "hot_graph_captured",
             )
         }
         for size in sizes

@@ -164,6 +164,7 @@ class TimedSets:
     sets: list[list[Any]] = field(default_factory=list)
     expectations: list[Any] = field(default_factory=list)
     guard: Any = None  # a launch_guard.LaunchGuard, with `sets`
+    graph: Any = None  # the hot number's graph (`timing.ready_graph`), made under the shared kind of the lock
 
 
 @dataclass
@@ -461,16 +462,24 @@ class CudaBackend(Backend):
 
         if self._last is None:
             raise RuntimeError("prepare_timed() before launch()")
+        handle, dev_args, launch_config = self._last
+        cp, stream = self.cp, self.cp.cuda.Stream(non_blocking=True)
         if not timed or check is None:
-            return TimedSets(self._last, self.cp.cuda.Stream(non_blocking=True))
-        handle, _, launch_config = self._last
-        cp = self.cp
+            launch = self._launcher(handle, dev_args, launch_config)
+            return TimedSets(self._last, stream, graph=self._ready_graph(launch, stream))
         with self._faults(), self.correctness(), self._stream():
             sets = [self._device_args(handle, values) for values in timed]
             expectations = [device_check.expect(cp, check, s) for s in sets]
             outs = [[d for d, r in zip(s, handle.roles, strict=True) if r == "out"] for s in sets]
             guard = LaunchGuard(cp, [self._launcher(handle, s, launch_config) for s in sets], outs)
-        return TimedSets(self._last, self.cp.cuda.Stream(non_blocking=True), check, sets, expectations, guard)
+        graph = self._ready_graph(guard.launch, stream)  # the sets drawn above are on the device: the block drained
+        return TimedSets(self._last, stream, check, sets, expectations, guard, graph)
+
+    def _ready_graph(self, launch: timing.Launch, stream: Any) -> timing.ReadyGraph | None:
+        """The hot number's graph for `launch` on `stream`, made now as correctness work (`timing.ready_graph`):
+        its capture and sizing are host work the exclusive hold no longer waits for."""
+        with self._faults(), self.correctness():
+            return timing.ready_graph(launch, stream)
 
     @contextlib.contextmanager
     def alone(self) -> Iterator[float]:
@@ -526,7 +535,10 @@ class CudaBackend(Backend):
         with self._faults():
             launch = self._launcher(handle, dev_args, launch_config)
             guard = prepared.guard if prepared else None
-            record = timing.launches(launch, stream, config, self.nvml, guard=guard, exclusive=timing_lock(self.uuid))
+            graph = prepared.graph if prepared else None
+            record = timing.launches(
+                launch, stream, config, self.nvml, guard=guard, exclusive=timing_lock(self.uuid), graph=graph
+            )
         return TimedLaunches(prepared, stream, record)
 
     def finish_timing(self, timed: TimedLaunches, states: list[DeviceState | None]) -> dict[str, Any]:

@@ -17,6 +17,8 @@ kernel on a given CuPy stream and returns a plain dict:
 - "hot", for kernels under `graph_below_ms`: K launches captured in a CUDA
   graph, each replay timed with events and divided by K (launch gaps hidden,
   caches warm); K sized so a replay lasts `graph_replay_ms`, by a timed replay;
+  the graph is made before the exclusive hold where it can be (`ready_graph`,
+  correctness work), so the hold only replays it;
 - the device state before and after, and whether another compute process
   shared the GPU (the result is then flagged, never silently reported);
 - the per-GPU timing lock (`exclusive`) covers the launches alone: the state
@@ -440,6 +442,70 @@ def _capture(cp: Any, launch: Launch, stream: Any, k: int) -> tuple[Any, float]:
     return graph, _elapsed(cp, a, b)
 
 
+def _sized_graph(
+    cp: Any, launch: Launch, stream: Any, est_ms: float, config: TimingConfig
+) -> tuple[Any, int, float, float]:
+    """A graph of K launches sized from `est_ms` a launch, then from its timed replay: one whose replay lasts under
+    half of `graph_replay_ms` is captured again, K scaled to what the replay took. (graph, K, its replay's ms, the
+    GPU ms the sizing replays took.)"""
+    k = _launches_per_replay(est_ms, config)
+    graph, replay_ms = _capture(cp, launch, stream, k)
+    sizing_ms = replay_ms
+    if replay_ms < 0.5 * config.graph_replay_ms and k < config.graph_max_launches:
+        k = _launches_per_replay(replay_ms / k, config)
+        graph, replay_ms = _capture(cp, launch, stream, k)
+        sizing_ms += replay_ms
+    return graph, k, replay_ms, sizing_ms
+
+
+@dataclass
+class ReadyGraph:
+    """The hot number's graph, captured, uploaded and sized before the exclusive hold (`ready_graph`)."""
+
+    graph: Any
+    launches: int  # K
+    replay_ms: float  # its sizing replay, taken beside other jobs' checks: it sizes the rounds, it is no sample
+    estimate_ms: float  # the per-launch time K was first sized from
+    host_s: float  # the host's seconds it took, none of them inside the exclusive hold
+
+
+def _single_launches_ms(cp: Any, launch: Launch, stream: Any, count: int) -> list[float]:
+    starts, stops = _events(cp, count), _events(cp, count)
+    for i in range(count):
+        starts[i].record(stream)
+        launch(stream)
+        stops[i].record(stream)
+    stops[-1].synchronize()
+    return [_elapsed(cp, a, b) for a, b in zip(starts, stops, strict=True)]
+
+
+def ready_graph(launch: Launch, stream: Any, config: TimingConfig | None = None) -> ReadyGraph | None:
+    """The hot number's graph made ahead, under the shared kind of the lock (correctness work): None for a kernel
+    that will not want one (`graph_below_ms`), or where the capture was refused (the hold tries again and says why).
+
+    Capturing K launches (up to 2000 enqueued into the capture, each a host launch call), instantiating and
+    uploading the graph, and the replays that size K are host work and a millisecond or two of the GPU: none of it
+    needs the GPU alone, and inside the exclusive hold every other job's timing waited for it. The kernel's time
+    here is the fastest of a few single launches: beside other jobs' work it can only read long, which sizes K
+    small, and `_hot` captures again inside the hold if a replay there comes out under half its aim.
+    """
+    cp = _cupy()
+    config = config or TimingConfig()
+    started = time.perf_counter()
+    with stream:
+        first = _single_launches_ms(cp, launch, stream, 1)[0]
+        if first >= 10 * config.graph_below_ms:  # a long kernel: no graph, and no more of its launches here
+            return None
+        est = min(_single_launches_ms(cp, launch, stream, 8))
+        if est >= config.graph_below_ms:
+            return None
+        try:
+            graph, k, replay_ms, _ = _sized_graph(cp, launch, stream, est, config)
+        except Exception:  # a refused capture (a sync inside the launch): the hold's own try reports it
+            return None
+    return ReadyGraph(graph, k, replay_ms, est, time.perf_counter() - started)
+
+
 def _hot(
     cp: Any,
     launch: Launch,
@@ -448,29 +514,29 @@ def _hot(
     budget_ms: float,
     config: TimingConfig,
     host: _HostClock | None = None,
+    ready: ReadyGraph | None = None,
 ) -> dict[str, Any]:
-    """Graph replay: capture K launches, time replays, divide by K.
+    """Graph replay: K launches in a graph, replays timed, each divided by K.
 
-    K is sized from `est_ms` a launch, then from a timed replay: a graph whose replay lasts under half of
-    `graph_replay_ms` is captured again, K scaled to what the replay took. The warm-up's per-launch estimate is
-    the host's launch rate for a kernel of a microsecond or two (launches back to back outrun nothing), so it
-    made graphs of ~118 launches that replayed in 0.2 ms where 1 ms was meant, and at 2^18 the hot median's
-    CV over ten measurements was 2.3% (runs 29 and 30; target 0.5%).
+    The graph is `ready`'s where one was made before the hold (`ready_graph`); else it is captured here, K sized
+    from `est_ms` a launch and then from a timed replay (`_sized_graph`). The warm-up's per-launch estimate is the
+    host's launch rate for a kernel of a microsecond or two (launches back to back outrun nothing), so it made
+    graphs of ~118 launches that replayed in 0.2 ms where 1 ms was meant, and at 2^18 the hot median's CV over
+    ten measurements was 2.3% (runs 29 and 30; target 0.5%). A ready graph whose first round here replays in
+    under half of `graph_replay_ms` (sized beside other work, which can only have read the kernel long) is
+    captured again here, sized by that round, and the round is not kept.
     """
     host = host or _HostClock()
-    k = _launches_per_replay(est_ms, config)
     try:
-        with host.phase("hot_capture"):
-            graph, replay_ms = _capture(cp, launch, stream, k)
-            sizing_ms = replay_ms  # the GPU's time in the sizing replays, counted against the budget too
-            if replay_ms < 0.5 * config.graph_replay_ms and k < config.graph_max_launches:
-                k = _launches_per_replay(replay_ms / k, config)
-                graph, replay_ms = _capture(cp, launch, stream, k)
-                sizing_ms += replay_ms
+        if ready is not None:
+            graph, k, replay_ms, spent = ready.graph, ready.launches, ready.replay_ms, 0.0
+        else:
+            with host.phase("hot_capture"):  # the sizing replays' GPU time counts against the budget too
+                graph, k, replay_ms, spent = _sized_graph(cp, launch, stream, est_ms, config)
     except Exception as exc:  # capture refused (e.g. a sync inside the launch): no hot number
         return {"error": f"graph capture failed: {type(exc).__name__}: {exc}"}
+    captured = "before the hold" if ready is not None else "in the hold"
     per: list[float] = []
-    spent = sizing_ms
     rule = _budget_rule(config.rule, budget_ms)
     while True:
         n = max(5, min(50, int(10.0 / max(replay_ms, 1e-3))))  # about 10 ms of the GPU a round
@@ -481,15 +547,31 @@ def _hot(
                 graph.launch(stream)
                 stops[i].record(stream)
             stops[-1].synchronize()
-        for a, b in zip(starts, stops, strict=True):
-            ms = _elapsed(cp, a, b)
-            spent += ms
-            per.append(ms / k)
+        replays = [_elapsed(cp, a, b) for a, b in zip(starts, stops, strict=True)]
+        spent += sum(replays)
+        if ready is not None and not per:
+            ready, replay_ms = None, stats.median(replays)
+            if replay_ms < 0.5 * config.graph_replay_ms and k < config.graph_max_launches:
+                try:
+                    with host.phase("hot_capture"):
+                        graph, k, replay_ms, sizing_ms = _sized_graph(cp, launch, stream, replay_ms / k, config)
+                except Exception as exc:
+                    return {"error": f"graph capture failed: {type(exc).__name__}: {exc}"}
+                spent += sizing_ms
+                captured = "before the hold, again in it"
+                continue
+        per += [ms / k for ms in replays]
         with host.phase("hot_rule"):
             stop, reason = stats.should_stop(per, spent / 1000.0, rule)
         if stop:
             break
-    return {"summary": stats.summarize(per).as_dict(), "launches_per_replay": k, "gpu_ms": spent, "stop_reason": reason}
+    return {
+        "summary": stats.summarize(per).as_dict(),
+        "launches_per_replay": k,
+        "gpu_ms": spent,
+        "stop_reason": reason,
+        "graph_captured": captured,
+    }
 
 
 def _cupy() -> Any:
@@ -542,6 +624,7 @@ def launches(
     hot: bool | None = None,
     guard: Any = None,
     exclusive: AbstractContextManager[float] | None = None,
+    graph: ReadyGraph | None = None,
 ) -> dict[str, Any]:
     """`measure`'s launches alone, on `stream` (warm-up, cold samples, hot replays), under `exclusive`: what
     `result_of` turns into the result once the device state is read and the guard's read-back is done
@@ -569,7 +652,7 @@ def launches(
         if want_hot:
             # a cold sample's median is the kernel's own time (the warm-up's estimate is the host's launch rate)
             per_launch = min(est_ms, (cold["summary"] or {}).get("median") or est_ms)
-            hot_result = _hot(cp, launch, stream, per_launch, budget_ms - cold["gpu_ms"], config, host)
+            hot_result = _hot(cp, launch, stream, per_launch, budget_ms - cold["gpu_ms"], config, host, graph)
         with host.phase("drain"):
             stream.synchronize()
         _LAST_TIMED_END[0] = time.monotonic()
@@ -635,6 +718,7 @@ def brief(result: dict[str, Any]) -> dict[str, Any]:
         "stop_reason": result["cold"]["stop_reason"],
         "hot_median_ms": hot.get("median"),
         "hot_ci_ms": [hot.get("ci_low"), hot.get("ci_high")] if hot else None,
+        "hot_graph_captured": (result.get("hot") or {}).get("graph_captured"),
         "gpu_seconds": result["gpu_seconds"],
         "wall_seconds": result["wall_seconds"],
         "sm_clock_mhz": [result["cold"]["sm_clock_min_mhz"], result["cold"]["sm_clock_max_mhz"]],
