@@ -15,7 +15,6 @@
 # exclusively instead of shared (WARPLAB_CHECKS_ALONE=1); pipeline8-before: checks beside timings, as before the shared GPU lock;
 # pipeline8-teardown-behind: a GPU job's child ends behind its worker, which takes the next job at its verdict
 # (WARPLAB_TEARDOWN_BEHIND=1); pipeline8-warm-compiler: every spare warms the learner's compile process, as before `spare.wants_compiler`;
-# pipeline8-claim-first: every delivery waits for its claim before its job starts (WARPLAB_CLAIM_BESIDE_JOB=0);
 # pipeline8-baseline: pipeline8 on the tree in baseline.tar, `git archive COMMIT -o baseline.tar`, carried too),
 # check-labs (every lab's samples on the GPU, 4 side by side; each case with its goals measured in
 # check-labs-cuda.json, copied to $OUT: bench/goals_table.py's input), check-labs-ncu (the same with --ncu-goals:
@@ -104,8 +103,6 @@ step() {
                     rm -rf .baseline && mkdir .baseline && tar xf baseline.tar -C .baseline
                     step pipeline8-baseline 200 150 env -C .baseline "${LOAD8[@]}" --out "$WORK/load8-baseline"
                 else echo "== pipeline8-baseline: no baseline.tar carried"; fi ;;
-            pipeline8-claim-first) step pipeline8-claim-first 200 150 env WARPLAB_CLAIM_BESIDE_JOB=0 "${LOAD8[@]}" \
-                --out "$WORK/load8-claim-first" ;;
             pipeline8-checks-alone) step pipeline8-checks-alone 200 150 env WARPLAB_CHECKS_ALONE=1 "${LOAD8[@]}" \
                 --out "$WORK/load8-alone" ;;
             pipeline8-teardown-behind) step pipeline8-teardown-behind 200 150 env WARPLAB_TEARDOWN_BEHIND=1 \

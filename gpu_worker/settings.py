@@ -46,9 +46,6 @@ class WorkerSettings(BaseSettings):
     )
     claim_timeout: float = 30.0  # how long a worker waits for that answer before it requeues the delivery
     claim_retry_seconds: float = 2.0  # the pause before such a requeue, so an absent web side is not spun on
-    # A first delivery's job starts while its claim is answered, its events held until the grant
-    # (`gpu_worker.worker.claim`); false: every delivery waits for its claim first, as a redelivery does.
-    claim_beside_job: bool = True
     broker_prefix: str = ""  # the web side's WARPLAB_BROKER_PREFIX: both must name the same queues
     # Celery's limits sit above the sandbox's own wall-clock limit and below the broker's
     # visibility timeout, so a lost worker's job is redelivered rather than run twice at once.

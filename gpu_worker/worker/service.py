@@ -6,14 +6,12 @@ there they are stored and broadcast on the submission's channel-layer group; the
 final event travels with the result (`labs.record_result`) so that a viewer who
 is told `done` can already read the stored result. Nothing here imports Django.
 
-Every delivery is claimed from the web side's job ledger (`labs.claim_run`,
-answered through the result backend; `labs.runs.ledger` says why): a finished run
-or one another delivery holds is not run again, a run past its attempt cap ends
-there, and the attempt number the claim grants goes with every report, so a lost
-attempt's stragglers are dropped. A first delivery's job starts while the claim
-is answered, nothing of it reported before the grant (`gpu_worker.worker.claim`);
-a redelivery waits for its claim first. With no answer the delivery goes back to
-the queue. A pool process dies with the worker's main
+Before it runs a delivery the worker claims it from the web side's job ledger
+(`labs.claim_run`, answered through the result backend; `labs.runs.ledger` says
+why): a finished run or one another delivery holds is not run again, a run past
+its attempt cap ends there, and the attempt number the claim grants goes with
+every report, so a lost attempt's stragglers are dropped. With no answer the
+delivery goes back to the queue. A pool process dies with the worker's main
 process (and its sandbox with it), so a killed worker leaves nothing running.
 
 Each worker publishes a heartbeat (`gpu_worker.worker.heartbeat`) from start to stop.
@@ -31,7 +29,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import Any
 
 import redis
 from celery import Celery
@@ -45,7 +43,6 @@ from gpu_worker.measurement import gpu_busy, gpu_lock
 from gpu_worker.protocol import Backend, Event, Job, Result
 from gpu_worker.settings import WorkerSettings
 from gpu_worker.worker import heartbeat, preflight
-from gpu_worker.worker.claim import PendingClaim
 from gpu_worker.worker.heartbeat import Heart
 
 log = logging.getLogger(__name__)
@@ -95,24 +92,12 @@ def _report(name: str, *args: Any, patient: bool = False) -> None:
 EVENTS_TASK = "labs.record_events"
 
 
-class ClaimRefused(Exception):
-    """The ledger refused a delivery whose job had started beside its claim: the job stops at its next event."""
-
-
-def _again(attempt: int) -> Event:
-    return Event.of("log", 1, message=f"A worker was lost during this run; it is being run again (attempt {attempt}).")
-
-
 class _Reporter:
     """Sends a run's events in batches; keeps the final one back to travel with the result, sent once (`finish`).
 
     The first event not yet sent starts a timer of `event_linger_seconds`; what the engine tells meanwhile joins
     it, and the timer sends them all as one `labs.record_events` task (`flush`). Sending holds the reporter's
     lock, so batches leave in order and `finish` sends what is pending before the result.
-
-    `held`: the job started beside its claim (`gpu_worker.worker.claim`), so nothing is sent until the ledger
-    grants the attempt (`grant`: the events so far go at once, numbered for that attempt), and nothing ever if
-    it refuses (`refuse`: the next event raises `ClaimRefused`, which stops the job; `finish` sends nothing).
 
     An event told after the final one but numbered before it (the CPU tier's SASS listing, `engine._EarlyVerdict`)
     is sent too: the web side keeps it in its place and merges it into the stored result.
@@ -124,41 +109,34 @@ class _Reporter:
         attempt: int | None = None,
         linger: float | None = None,
         started_facts: dict[str, Any] | None = None,
-        held: bool = False,
     ):
         self.submission_id, self.attempt = submission_id, attempt
         self.started_facts = started_facts or {}  # the worker's own, added to the run's `started` event
         self.linger = settings.event_linger_seconds if linger is None else linger
         self.seq_offset = 1000 * ((attempt or 1) - 1)  # a rerun's events must not collide with the lost run's
-        self.final: dict | None = None  # events are kept as the engine numbered them, the offset added as they go
+        self.final: dict | None = None
         self.last_seq = 1
         self.finished = False
         self.pending: list[dict] = []
         self.lock = threading.RLock()
         self.timer: threading.Timer | None = None
-        self.held = held
-        self.refused = ""  # why the ledger refused this delivery (or never answered): nothing of it is sent
-        self.decided = threading.Event()  # the ledger's answer is in (at once where the claim came first)
-        if not held:
-            self.decided.set()
 
     def __call__(self, event: Event) -> None:
         payload = event.to_wire()
+        payload["seq"] += self.seq_offset
         with self.lock:
-            if self.refused:
-                raise ClaimRefused(self.refused)
             if self.final is not None and payload["seq"] >= self.final["seq"]:  # the web side would drop it
                 log.warning(
                     "event %s of submission %s after its final event dropped", payload["type"], self.submission_id
                 )
                 return
             self.last_seq = max(self.last_seq, payload["seq"])
+            if payload["type"] == "started":
+                payload.update(self.started_facts)
             if payload["type"] in ("done", "error"):
                 self.final = self.final or payload
                 return
             self.pending.append(payload)
-            if self.held:  # sent when the ledger grants the attempt
-                return
             if self.linger <= 0:
                 self.flush()
             elif self.timer is None:
@@ -166,25 +144,13 @@ class _Reporter:
                 self.timer.daemon = True
                 self.timer.start()
 
-    def _wire(self, payload: dict) -> dict:
-        """An event as the web side gets it: numbered for this attempt, the `started` one with the worker's facts."""
-        wired = {**payload, "seq": payload["seq"] + self.seq_offset}
-        if payload["type"] == "started":
-            wired.update(self.started_facts)
-        return wired
-
-    def _cancel_timer(self) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-
     def flush(self) -> None:
         """Send the pending events as one task now (the timer's work; `finish` and the task's end call it too)."""
         with self.lock:
-            self._cancel_timer()
-            if self.held or self.refused:
-                return
-            batch, self.pending = [self._wire(p) for p in self.pending], []
+            if self.timer is not None:
+                self.timer.cancel()
+                self.timer = None
+            batch, self.pending = self.pending, []
             if not batch:
                 return
             try:
@@ -198,30 +164,8 @@ class _Reporter:
                     exc,
                 )
 
-    def grant(self, attempt: int, facts: dict[str, Any]) -> None:
-        """The ledger granted this delivery as `attempt`: what was held goes now, numbered for it."""
-        with self.lock:
-            self.attempt, self.seq_offset = attempt, 1000 * (attempt - 1)
-            self.started_facts.update(facts)
-            if attempt > 1:
-                self.pending.insert(0, _again(attempt).to_wire())
-            self.held = False
-            self.flush()
-        self.decided.set()
-
-    def refuse(self, why: str) -> None:
-        """The ledger refused this delivery (or never answered): what was held is dropped, and all that follows."""
-        with self.lock:
-            self.refused, self.held, self.pending = why, False, []
-            self._cancel_timer()
-        self.decided.set()
-
     def finish(self, result: Result) -> None:
-        if not self.decided.wait(settings.claim_timeout + 10.0):  # the claim's own wait ends well before
-            self.refuse("no claim answer")
         with self.lock:
-            if self.refused:
-                return
             if self.finished:  # reported already, as the engine told the final event (`run_job`'s `on_result`)
                 self.flush()  # a late listing told since
                 return
@@ -229,7 +173,7 @@ class _Reporter:
             self.flush()
             kind = "error" if result.verdict == "error" else "done"
             fallback = Event.of(kind, self.last_seq + 1, verdict=result.verdict, message=result.message)
-            final = self._wire(self.final or fallback.to_wire())
+            final = self.final or fallback.to_wire()
             _report("labs.record_result", self.submission_id, result.to_wire(), final, self.attempt, patient=True)
 
 
@@ -259,45 +203,19 @@ def _discard(event: Event) -> None:
     """An emit that tells no one: for work after a run's final event."""
 
 
-def _ask_claim(submission_id: int, task_id: str) -> dict:
-    """The ledger's answer for this delivery; raises if none comes in `claim_timeout`."""
-    answer = app.send_task(
-        CLAIM_TASK, args=[submission_id, task_id], queue=settings.results_queue, expires=settings.claim_timeout
-    )
-    claim = answer.get(timeout=settings.claim_timeout, disable_sync_subtasks=False)
-    answer.forget()
-    return dict(claim)
-
-
 def _claim(submission_id: int, task_id: str) -> dict:
     """The ledger's answer for this delivery; with none in `claim_timeout`, the delivery goes back to the queue."""
     try:
-        return _ask_claim(submission_id, task_id)
+        answer = app.send_task(
+            CLAIM_TASK, args=[submission_id, task_id], queue=settings.results_queue, expires=settings.claim_timeout
+        )
+        claim = answer.get(timeout=settings.claim_timeout, disable_sync_subtasks=False)
+        answer.forget()
+        return dict(claim)
     except Exception as exc:  # the web side, its database or the broker is away: try again later
-        _back_to_the_queue(submission_id, f"{type(exc).__name__}: {exc}")
-
-
-def _back_to_the_queue(submission_id: int, why: str) -> NoReturn:
-    log.warning("no claim for submission %s (%s); back to the queue", submission_id, why)
-    time.sleep(settings.claim_retry_seconds)
-    raise Reject(f"no claim answer: {why}", requeue=True)
-
-
-def _answered(reporter: _Reporter, claim: PendingClaim) -> None:
-    """The ledger's answer to a claim asked beside its job (on the claim's thread): the reporter lets go or drops."""
-    if claim.answer is None:
-        reporter.refuse(f"no claim answer: {claim.error}")
-    elif not claim.answer.get("run"):
-        log.info("submission %s not run: %s", reporter.submission_id, claim.answer.get("reason"))
-        reporter.refuse(str(claim.answer.get("reason") or "refused"))
-    else:
-        reporter.grant(int(claim.answer["attempt"]), {"claim_seconds": round(claim.seconds(), 4)})
-
-
-def _claim_first(self: Any) -> bool:
-    """Whether this delivery waits for its claim before its job starts: a redelivery does (`worker.claim`)."""
-    redelivered = bool((getattr(self.request, "delivery_info", None) or {}).get("redelivered"))
-    return redelivered or not settings.claim_beside_job
+        log.warning("no claim for submission %s (%s: %s); back to the queue", submission_id, type(exc).__name__, exc)
+        time.sleep(settings.claim_retry_seconds)
+        raise Reject(f"no claim answer: {exc}", requeue=True) from exc
 
 
 @worker_process_init.connect
@@ -335,36 +253,26 @@ def run_job(self: Any, payload: dict) -> str:
         _Reporter(submission_id).finish(result)
         return result.verdict
     received = time.time()
-    task_id = str(self.request.id)
-    pending: PendingClaim | None = None
-    if _claim_first(self):
-        claim = _claim(job.submission_id, task_id)
-        if not claim["run"]:
-            log.info("submission %s not run: %s", job.submission_id, claim["reason"])
-            return "not run"
-        # when this worker took the delivery and how long the ledger took to grant it: the benchmarks split a
-        # job's wait for a worker from its claim's round trip through the web queue with them
-        facts = {"received_at": round(received, 4), "claim_seconds": round(time.time() - received, 4)}
-        reporter = _Reporter(job.submission_id, attempt=int(claim["attempt"]), started_facts=facts)
-        if claim["attempt"] > 1:
-            reporter(_again(claim["attempt"]))
-    else:  # the job starts now; its events wait for the ledger's grant
-        facts = {"received_at": round(received, 4), "claim_beside_job": True}
-        reporter = _Reporter(job.submission_id, started_facts=facts, held=True)
-        pending = PendingClaim(
-            functools.partial(_ask_claim, job.submission_id, task_id), functools.partial(_answered, reporter)
-        )
+    claim = _claim(job.submission_id, str(self.request.id))
+    if not claim["run"]:
+        log.info("submission %s not run: %s", job.submission_id, claim["reason"])
+        return "not run"
+    # when this worker took the delivery and how long the ledger took to grant it: the benchmarks split a
+    # job's wait for a worker from its claim's round trip through the web queue with them
+    facts = {"received_at": round(received, 4), "claim_seconds": round(time.time() - received, 4)}
+    reporter = _Reporter(job.submission_id, attempt=int(claim["attempt"]), started_facts=facts)
+    if claim["attempt"] > 1:
+        again = f"A worker was lost during this run; it is being run again (attempt {claim['attempt']})."
+        reporter(Event.of("log", 1, message=again))
     started = time.monotonic()
     backend = job.backend or settings.backend
     owned = len(placement.worker_gpus(declared=settings.gpus))
     if (why := placement.refusal(job.exercise.limits.gpus, backend, owned)) is not None:
         result = _worker_error(job.submission_id, why, backend=backend, device="none")
         reporter.finish(result)
-        return _after_the_claim(pending, reporter, result.verdict)
+        return result.verdict
     try:
         result = run_in_engine(job, reporter, backend=backend, on_result=reporter.finish)
-    except ClaimRefused:  # the ledger said no while the job ran: it stopped at its next event, nothing was sent
-        return _after_the_claim(pending, reporter, "not run")
     except SoftTimeLimitExceeded:
         result = _worker_error(job.submission_id, f"The worker gave up on this run after {settings.soft_time_limit} s.")
     except Exception as exc:  # an engine bug must still end the run, never leave it running
@@ -381,15 +289,7 @@ def run_job(self: Any, payload: dict) -> str:
         result.message[:500],
     )
     reporter.finish(result)
-    return _after_the_claim(pending, reporter, result.verdict)
-
-
-def _after_the_claim(pending: PendingClaim | None, reporter: _Reporter, verdict: str) -> str:
-    """A job that ran beside its claim: back to the queue if the ledger never answered, "not run" if it refused."""
-    reporter.decided.wait(settings.claim_timeout + 10.0)
-    if pending is not None and pending.answer is None:
-        _back_to_the_queue(reporter.submission_id, pending.error or "no answer")
-    return "not run" if reporter.refused else verdict
+    return result.verdict
 
 
 @app.task(name="gpu_worker.profile_run")

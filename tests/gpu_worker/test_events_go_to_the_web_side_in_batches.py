@@ -90,34 +90,3 @@ def test_the_started_event_says_when_the_worker_took_the_delivery_and_how_long_i
     started, compiled = (task[1][1][0] for task in sent(queue))
     assert started["received_at"] == 1765000000.5 and started["claim_seconds"] == 0.042
     assert "claim_seconds" not in compiled  # the worker's facts go with the run's start only
-
-
-def test_a_job_started_beside_its_claim_sends_nothing_until_the_grant_then_all_of_it_for_that_attempt(
-    queue: str,
-) -> None:
-    reporter = service._Reporter(45, linger=0, started_facts={"received_at": 1765000000.5}, held=True)
-    reporter(Event.of("started", 2, backend="sim"))
-    reporter(Event.of("compiled", 3))
-    assert sent(queue) == []  # the ledger has not granted the attempt: nothing may reach the web side
-    reporter.grant(2, {"claim_seconds": 0.3})  # a run whose first attempt was lost
-    (batch,) = sent(queue)
-    assert batch[1][2] == 2  # reported as the attempt the ledger granted
-    assert seqs(batch) == [1001, 1002, 1003]  # the rerun's note first, all numbered for attempt 2
-    again, started, _ = batch[1][1]
-    assert "run again (attempt 2)" in again["message"]
-    assert started["claim_seconds"] == 0.3 and started["received_at"] == 1765000000.5
-    reporter(Event.of("done", 4, verdict="accepted"))
-    reporter.finish(Result.of(45, "accepted", "sim", "simulator", "all checks passed"))
-    assert [name for name, _ in sent(queue)] == ["labs.record_events", "labs.record_result"]
-    assert sent(queue)[1][1][2]["seq"] == 1004 and sent(queue)[1][1][3] == 2
-
-
-def test_a_job_whose_claim_is_refused_sends_nothing_and_stops_at_its_next_event(queue: str) -> None:
-    reporter = service._Reporter(46, linger=0, held=True)
-    reporter(Event.of("started", 2, backend="sim"))
-    reporter.refuse("the run has finished")
-    with pytest.raises(service.ClaimRefused, match="the run has finished"):
-        reporter(Event.of("compiled", 3))
-    reporter.finish(Result.of(46, "accepted", "sim", "simulator", "all checks passed"))
-    assert sent(queue) == []
-    assert reporter.refused == "the run has finished"
