@@ -66,7 +66,10 @@ class LaunchGuard:
         self.current = 0
         self.count = 0
         self.sets: list[int] = []  # the input set of each fingerprinted sample
-        self.finals: Any = None  # per set, the fingerprint of its outputs once the samples are done (`seal`)
+        # per set, the fingerprint of its outputs once the samples are done (`seal`); made here, with the guard
+        # (correctness work), not inside the timing's exclusive hold, where `seal` is called
+        self.finals = cp.zeros((len(outputs), max(1, len(outputs[0]))), dtype=cp.uint64)
+        self.sealed = False
 
     def launch(self, stream: Any) -> None:
         self.launches[self.current](stream)
@@ -92,8 +95,7 @@ class LaunchGuard:
 
     def seal(self, stream: Any) -> None:
         """Queue the fingerprints of what each set's outputs hold now (the GPU's work of `finish`)."""
-        cp = self.cp
-        self.finals = cp.zeros((len(self.outputs), max(1, len(self.outputs[0]))), dtype=cp.uint64)
+        self.sealed = True
         for k, outs in enumerate(self.outputs):
             for j, out in enumerate(outs):
                 self._fingerprint(stream, out, self.finals[k, j : j + 1])
@@ -104,7 +106,7 @@ class LaunchGuard:
         The reading happens here, on the host; `seal` (called inside the timing lock, before anything
         else touches the outputs) queued the final fingerprints, or this does now.
         """
-        if self.finals is None:
+        if not self.sealed:
             self.seal(stream)
         stream.synchronize()
         seen = self.slots[: len(self.sets)].get()

@@ -60,7 +60,15 @@ class Event:
 
 
 def cupy() -> SimpleNamespace:
-    return SimpleNamespace(cuda=SimpleNamespace(Event=Event, get_elapsed_time=lambda a, b: b.at_ms - a.at_ms))
+    """The parts of CuPy the harness touches: events, and the device's id and L2 size (a 50 MiB L2)."""
+    return SimpleNamespace(
+        cuda=SimpleNamespace(
+            Event=Event,
+            get_elapsed_time=lambda a, b: b.at_ms - a.at_ms,
+            Device=lambda: SimpleNamespace(id=0),
+            runtime=SimpleNamespace(getDeviceProperties=lambda device: {"l2CacheSize": 50 << 20}),
+        )
+    )
 
 
 def launch(stream: Stream) -> None:

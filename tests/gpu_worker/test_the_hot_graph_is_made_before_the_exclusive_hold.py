@@ -57,3 +57,14 @@ def test_a_kernel_just_over_the_hot_line_gets_no_graph():
     stream = Stream(kernel_ms=0.07)  # over `graph_below_ms` (50 µs): a cold number only
     assert timing.ready_graph(launch, stream) is None
     assert stream.captures == []
+
+
+def test_every_second_of_the_hold_is_in_a_named_step_or_in_the_unaccounted_one():
+    stream = Stream(kernel_ms=0.02, gap_ms=0.005)
+    config = timing.TimingConfig(flush=False, hold=False)  # no flush buffer or blocking kernel in the stand-in
+    done = timing.launches(launch, stream, config, hot=False)
+    phases = dict(done["hold_phases_s"])
+    phases.pop("harness")  # made before the hold
+    assert {"warmup", "cold_enqueue", "cold_wait", "cold_read", "cold_rule", "cold_summary"} <= set(phases)
+    assert phases["unaccounted"] >= 0.0
+    assert sum(phases.values()) == pytest.approx(done["lock_held_seconds"], abs=1e-4)
