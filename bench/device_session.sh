@@ -15,6 +15,8 @@
 # exclusively instead of shared (WARPLAB_CHECKS_ALONE=1); pipeline8-before: checks beside timings, as before the shared GPU lock;
 # pipeline8-teardown-behind: a GPU job's child ends behind its worker, which takes the next job at its verdict
 # (WARPLAB_TEARDOWN_BEHIND=1); pipeline8-warm-compiler: every spare warms the learner's compile process, as before `spare.wants_compiler`;
+# pipeline8-more-workers: the same 8 learners on 10 workers (a learner's next submit finds a free worker while
+# the one that judged its last job finishes that job's tail);
 # pipeline8-baseline: pipeline8 on the tree in baseline.tar, `git archive COMMIT -o baseline.tar`, carried too),
 # check-labs (every lab's samples on the GPU, 4 side by side; each case with its goals measured in
 # check-labs-cuda.json, copied to $OUT: bench/goals_table.py's input), check-labs-ncu (the same with --ncu-goals:
@@ -103,6 +105,8 @@ step() {
                     rm -rf .baseline && mkdir .baseline && tar xf baseline.tar -C .baseline
                     step pipeline8-baseline 200 150 env -C .baseline "${LOAD8[@]}" --out "$WORK/load8-baseline"
                 else echo "== pipeline8-baseline: no baseline.tar carried"; fi ;;
+            pipeline8-more-workers) step pipeline8-more-workers 200 150 "${LOAD8[@]}" --workers 10 \
+                --out "$WORK/load8-10w" ;;
             pipeline8-checks-alone) step pipeline8-checks-alone 200 150 env WARPLAB_CHECKS_ALONE=1 "${LOAD8[@]}" \
                 --out "$WORK/load8-alone" ;;
             pipeline8-teardown-behind) step pipeline8-teardown-behind 200 150 env WARPLAB_TEARDOWN_BEHIND=1 \
