@@ -549,6 +549,7 @@ def _hot(
     except Exception as exc:  # capture refused (e.g. a sync inside the launch): no hot number
         return {"error": f"graph capture failed: {type(exc).__name__}: {exc}"}
     captured = "before the hold" if ready is not None else "in the hold"
+    before_s = ready.host_s if ready is not None else 0.0  # the host's seconds on it outside the hold
     per: list[float] = []
     rule = _budget_rule(config.rule, budget_ms)
     while True:
@@ -584,6 +585,7 @@ def _hot(
         "gpu_ms": spent,
         "stop_reason": reason,
         "graph_captured": captured,
+        "graph_made_before_s": round(before_s, 5),
     }
 
 

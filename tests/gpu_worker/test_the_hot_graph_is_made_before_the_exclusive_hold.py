@@ -31,6 +31,7 @@ def test_a_short_kernels_graph_is_sized_before_the_hold_and_only_replayed_in_it(
     assert stream.captures == [118, 589]  # nothing captured inside the hold
     assert "hot_capture" not in host.seconds
     assert hot["graph_captured"] == "before the hold"
+    assert hot["graph_made_before_s"] == round(ready.host_s, 5) > 0  # said, though spent outside the hold
     assert hot["summary"]["median"] == pytest.approx(0.0017)
     assert hot["gpu_ms"] == pytest.approx(hot["summary"]["n"] * 589 * 0.0017)  # the hold's GPU time: replays only
 
