@@ -127,3 +127,58 @@ def test_a_sick_background_measurement_takes_the_serving_worker_out_of_service(r
     assert calls == [(False, True), (True, False), (True, False)], "a low reading gets its second chance"
     published = json.loads(heart.client.get(protocol.heartbeat_key(broker_prefix, "gpu.test@here")))
     assert published["state"] == heartbeat.OUT_OF_SERVICE and any("BF16" in p for p in published["problems"])
+
+
+@pytest.fixture
+def cache_here(monkeypatch, tmp_path):
+    """A young healthy calibration of this GPU found through NVML, and a seed an earlier warm-up filled."""
+    seed = tmp_path / "seed"
+    seed.mkdir()
+    (seed / "harness.cubin").write_bytes(b"compiled before")
+    monkeypatch.setenv("WARPLAB_KERNEL_CACHE", str(seed))
+    found: list[dict | None] = [_document(age_s=600)]
+    monkeypatch.setattr(calibrate, "find_cached", lambda *a, **k: found[0])
+    return seed, found
+
+
+def _background_warm() -> threading.Thread | _Ended:
+    return next((t for t in threading.enumerate() if t.name == "warplab-warm-seed"), _Ended())
+
+
+def test_a_young_cache_found_here_serves_before_any_child_and_the_seed_is_warmed_behind_it(readings, heart, cache_here):
+    queue, calls = readings
+    queue += [_document(age_s=600)]  # what the warm-up's child prints: the same cached document
+    status = preflight.calibrate(heart, SETTINGS)
+    assert status.state == heartbeat.SERVING and status.problems == []
+    _background_warm().join(timeout=10)
+    assert calls == [(False, True)]  # one child, warming the seed, after the worker was serving
+    assert heart.status.state != heartbeat.OUT_OF_SERVICE
+
+
+def test_a_warm_up_child_that_fails_behind_a_serving_worker_takes_it_out_of_service(
+    readings, heart, cache_here, monkeypatch
+):
+    monkeypatch.setattr(preflight, "_calibrate_once", lambda *a, **k: (None, "`calibrate` exited 1: no CUDA device"))
+    assert preflight.calibrate(heart, SETTINGS).state == heartbeat.SERVING
+    _background_warm().join(timeout=10)
+    assert heart.status.state == heartbeat.OUT_OF_SERVICE
+    assert any("no CUDA device" in problem for problem in heart.status.problems), heart.status.problems
+
+
+def test_a_seed_never_filled_is_filled_by_the_child_before_the_worker_serves(readings, heart, cache_here):
+    seed, _ = cache_here
+    for entry in seed.iterdir():
+        entry.unlink()
+    queue, calls = readings
+    queue += [_document(age_s=600)]
+    assert preflight.calibrate(heart, SETTINGS).state == heartbeat.SERVING
+    assert calls == [(False, True)] and _background_warm().__class__ is _Ended  # in the start, not behind it
+
+
+def test_a_low_cache_found_here_is_left_to_the_child(readings, heart, cache_here):
+    _, found = cache_here
+    found[0] = _document(age_s=600, **LOW)
+    queue, calls = readings
+    queue += [_document(age_s=600, **LOW), _document()]
+    assert preflight.calibrate(heart, SETTINGS).state == heartbeat.SERVING
+    assert calls == [(False, True), (True, False)]  # measured now, as a low cache always was
