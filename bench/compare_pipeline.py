@@ -66,7 +66,7 @@ def table(runs: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _p50(stats: dict[str, Any] | None, p95: bool = False) -> str:
+def _seconds(stats: dict[str, Any] | None, p95: bool = False) -> str:
     if not stats:
         return "–"
     return f"{stats['p50']:.3f} / {stats['p95']:.3f} s" if p95 else f"{stats['p50']:.3f} s"
@@ -85,16 +85,19 @@ def _first_hold(where: dict[str, Any]) -> str:
 
 LOAD_ROWS: tuple[tuple[str, Any], ...] = (
     ("graded jobs an hour", lambda load, where: f"{load['jobs_per_hour']:,.0f}"),
-    ("verdict p50 / p95", lambda load, where: _p50(load["verdict_s"], p95=True)),
-    ("first figure p50 / p95", lambda load, where: _p50(load["first_figure_s"], p95=True)),
-    ("submit → a worker took it, p50", lambda load, where: _p50(where.get("submit_to_worker_took_it_s"))),
-    ("the claim's round trip, p50 / p95", lambda load, where: _p50(where.get("claim_round_trip_s"), p95=True)),
-    ("exclusive kind held per job, p50 / p95", lambda load, where: _p50(where.get("lock_held_per_job_s"), p95=True)),
+    ("verdict p50 / p95", lambda load, where: _seconds(load["verdict_s"], p95=True)),
+    ("first figure p50 / p95", lambda load, where: _seconds(load["first_figure_s"], p95=True)),
+    ("submit → a worker took it, p50", lambda load, where: _seconds(where.get("submit_to_worker_took_it_s"))),
+    ("the claim's round trip, p50 / p95", lambda load, where: _seconds(where.get("claim_round_trip_s"), p95=True)),
+    (
+        "exclusive kind held per job, p50 / p95",
+        lambda load, where: _seconds(where.get("lock_held_per_job_s"), p95=True),
+    ),
     ("… by size, p50", lambda load, where: _by_size(where.get("lock_held_by_size_s"))),
     ("inside the first size's hold, p50", lambda load, where: _first_hold(where)),
-    ("GPU time per job, p50", lambda load, where: _p50(where.get("gpu_per_job_s"))),
-    ("wait for the exclusive kind, p50", lambda load, where: _p50(where.get("lock_wait_per_job_s"))),
-    ("wait for the shared kind, p50", lambda load, where: _p50(where.get("checks_wait_per_job_s"))),
+    ("GPU time per job, p50", lambda load, where: _seconds(where.get("gpu_per_job_s"))),
+    ("wait for the exclusive kind, p50", lambda load, where: _seconds(where.get("lock_wait_per_job_s"))),
+    ("wait for the shared kind, p50", lambda load, where: _seconds(where.get("checks_wait_per_job_s"))),
     ("shared kind held by size, p50", lambda load, where: _by_size(where.get("shared_hold_by_size_s"))),
     ("samples a size, p50 / p95", lambda load, where: "{p50:.0f} / {p95:.0f}".format(**where["samples_per_size"])),
     (

@@ -203,8 +203,7 @@ def _first_stats() -> None:
     """The stopping rule's and the summary's first calls (NumPy's median and partition, the CI's ranks) made now:
     a first call's costs were paid inside the exclusive hold (6 ms for a first `summarize` on the CPU machine)."""
     samples = [1.0 + 0.001 * (i % 7) for i in range(40)]
-    stats.summarize(samples)
-    stats.should_stop(samples, 0.0)
+    stats.should_stop(samples, 0.0)  # summarizes them: the median, its CI's ranks, the IQR
     stats.low_clock_mask([1.0], 1.0)
 
 
@@ -482,7 +481,8 @@ class ReadyGraph:
     host_s: float  # the host's seconds it took, none of them inside the exclusive hold
 
 
-def _single_launches_ms(cp: Any, launch: Launch, stream: Any, count: int) -> list[float]:
+def _timed_each(cp: Any, launch: Launch, stream: Any, count: int) -> list[float]:
+    """`count` launches (or graph replays), each between events of its own, read after one wait: ms each."""
     starts, stops = _events(cp, count), _events(cp, count)
     for i in range(count):
         starts[i].record(stream)
@@ -506,10 +506,10 @@ def ready_graph(launch: Launch, stream: Any, config: TimingConfig | None = None)
     config = config or TimingConfig()
     started = time.perf_counter()
     with stream:
-        first = _single_launches_ms(cp, launch, stream, 1)[0]
+        first = _timed_each(cp, launch, stream, 1)[0]
         if first >= 10 * config.graph_below_ms:  # a long kernel: no graph, and no more of its launches here
             return None
-        est = min(_single_launches_ms(cp, launch, stream, 8))
+        est = min(_timed_each(cp, launch, stream, 8))
         if est >= config.graph_below_ms:
             return None
         try:
@@ -555,13 +555,7 @@ def _hot(
     while True:
         n = max(5, min(50, int(10.0 / max(replay_ms, 1e-3))))  # about 10 ms of the GPU a round
         with host.phase("hot_replays"):
-            starts, stops = _events(cp, n), _events(cp, n)
-            for i in range(n):
-                starts[i].record(stream)
-                graph.launch(stream)
-                stops[i].record(stream)
-            stops[-1].synchronize()
-        replays = [_elapsed(cp, a, b) for a, b in zip(starts, stops, strict=True)]
+            replays = _timed_each(cp, graph.launch, stream, n)
         spent += sum(replays)
         if ready is not None and not per:
             ready, replay_ms = None, stats.median(replays)
